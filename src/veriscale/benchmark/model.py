@@ -1,0 +1,153 @@
+"""The benchmark-independent model of a task and its test suite.
+
+A task is what every stage works on: a signature with parsed types, tests and
+reject inputs as canonical typed values, and the specification artifacts of
+one backend (Lean sections, or Python sections). Inputs are tuples of values in
+parameter order, so they hash and compare canonically.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from veriscale.values import LeanType, decode, encode, parse_type
+
+Input = tuple[Any, ...]
+"""One input: canonical values in parameter order."""
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    type: LeanType
+    type_text: str  # as written in the source, kept for lossless writing
+
+
+@dataclass(frozen=True)
+class Signature:
+    name: str
+    params: tuple[Param, ...]
+    return_type: LeanType
+    return_text: str
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Signature:
+        """Build from VERINA's ``{"name", "parameters": [...], "return_type"}``."""
+        params = tuple(
+            Param(p["param_name"], parse_type(p["param_type"]), p["param_type"])
+            for p in data["parameters"]
+        )
+        return cls(data["name"], params, parse_type(data["return_type"]), data["return_type"])
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "parameters": [{"param_name": p.name, "param_type": p.type_text} for p in self.params],
+            "return_type": self.return_text,
+        }
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(p.name for p in self.params)
+
+    def decode_input(self, raw: dict[str, Any]) -> Input:
+        """VERINA ``{"param": json}`` → canonical input; raises on a bad value."""
+        if not isinstance(raw, dict):
+            raise ValueError(f"input must be an object, got {type(raw).__name__}")
+        missing = [p.name for p in self.params if p.name not in raw]
+        extra = [k for k in raw if k not in self.names]
+        if missing or extra:
+            raise ValueError(f"input keys differ from parameters: missing {missing}, extra {extra}")
+        return tuple(decode(p.type, raw[p.name]) for p in self.params)
+
+    def encode_input(self, inp: Input) -> dict[str, Any]:
+        return {p.name: encode(p.type, v) for p, v in zip(self.params, inp, strict=True)}
+
+    def decode_output(self, raw: Any) -> Any:
+        return decode(self.return_type, raw)
+
+    def encode_output(self, value: Any) -> Any:
+        return encode(self.return_type, value)
+
+
+@dataclass
+class TestCase:
+    """An expected pair with its unexpected outputs; ``provenance`` says where
+    the input came from (``original``, ``seed``, ``llm:<model>``, ``mutation``)."""
+
+    input: Input
+    expected: Any
+    unexpected: list[Any] = field(default_factory=list)
+    provenance: str = "original"
+
+
+@dataclass
+class LeanSections:
+    """The marked sections of a VERINA ``task.lean`` (bodies, as VERINA stores them)."""
+
+    task_imports: str = ""
+    solution_imports: str = ""
+    task_aux: str = ""
+    solution_aux: str = ""
+    precond_aux: str = ""
+    precond: str = "True"
+    code_aux: str = ""
+    code: str = ""
+    postcond_aux: str = ""
+    postcond: str = ""
+    proof_aux: str = ""
+    proof: str = "sorry"
+    source: str = ""  # the whole file as read, for byte-exact writing
+
+
+@dataclass
+class PythonSections:
+    """The sections of a Python-spec ``task.py`` (see ``benchmark/python_format.py``)."""
+
+    aux: str = ""
+    precondition: str = ""
+    reference: str = ""
+    postcondition: str = ""
+    source: str = ""
+
+
+@dataclass
+class Task:
+    id: str
+    description: str
+    signature: Signature
+    tests: list[TestCase] = field(default_factory=list)
+    reject_inputs: list[Input] = field(default_factory=list)
+    lean: LeanSections | None = None
+    python: PythonSections | None = None
+    meta: dict[str, Any] = field(default_factory=dict)  # task.json, kept for writing
+    path: Path | None = None
+
+    @property
+    def has_trivial_precondition(self) -> bool:
+        if self.lean is not None:
+            body = "\n".join(
+                line.split("--")[0] for line in self.lean.precond.splitlines()
+            ).strip()
+            return body in ("", "True")
+        if self.python is not None:
+            return "return True" in self.python.precondition and self.python.precondition.count(
+                "return"
+            ) == 1
+        return False
+
+
+@dataclass(frozen=True)
+class LoadIssue:
+    """A problem found while loading, naming the task, the file and the field."""
+
+    task: str
+    file: str
+    field: str
+    kind: str  # e.g. unparsable, ill_typed, missing_file, bad_json, bad_section
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.task}: {self.file}: {self.field}: {self.kind}: {self.message}"
