@@ -1,0 +1,65 @@
+"""Load any supported benchmark folder: VERINA directory format or Python-spec tasks.
+
+A benchmark is a folder of task folders. A task folder with ``task.py`` is a
+Python-spec task; one with ``task.lean`` is a VERINA task. One bad task never
+stops the others: its problems come back as :class:`LoadIssue` records.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from veriscale.benchmark.model import LoadIssue, Task
+
+
+class NotADataset(ValueError):
+    """The folder holds no task folders at all."""
+
+
+def natural_key(name: str) -> list[object]:
+    """Sort ``verina_basic_2`` before ``verina_basic_10``."""
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name)]
+
+
+def task_dirs(root: Path) -> list[Path]:
+    root = Path(root)
+    if not root.is_dir():
+        raise NotADataset(f"{root} is not a directory")
+    dirs = [
+        d
+        for d in root.iterdir()
+        if d.is_dir() and ((d / "task.json").exists() or (d / "task.lean").exists()
+                           or (d / "task.py").exists())
+    ]
+    if not dirs:
+        raise NotADataset(f"{root} holds no task folders (no task.json / task.lean / task.py)")
+    return sorted(dirs, key=lambda d: natural_key(d.name))
+
+
+def detect_format(task_dir: Path) -> str:
+    return "python" if (task_dir / "task.py").exists() else "verina"
+
+
+def load_benchmark(
+    root: Path, tasks: list[str] | None = None
+) -> tuple[list[Task], list[LoadIssue]]:
+    """All loadable tasks of ``root`` (optionally only ids in ``tasks``) and the issues found."""
+    from veriscale.benchmark import python_format, verina
+
+    loaded: list[Task] = []
+    issues: list[LoadIssue] = []
+    wanted = set(tasks) if tasks else None
+    for d in task_dirs(root):
+        if wanted is not None and d.name not in wanted:
+            continue
+        module = python_format if detect_format(d) == "python" else verina
+        task, task_issues = module.load_task_dir(d)
+        issues.extend(task_issues)
+        if task is not None:
+            loaded.append(task)
+    if wanted:
+        missing = wanted - {t.id for t in loaded} - {i.task for i in issues}
+        for name in sorted(missing):
+            issues.append(LoadIssue(name, "", "", "missing_task", f"no task {name!r} in {root}"))
+    return loaded, issues
