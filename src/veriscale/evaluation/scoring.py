@@ -1,0 +1,215 @@
+"""VERINA scoring semantics, as pure functions over backend verdicts.
+
+CodeGen: a candidate must compile against the ground-truth precondition, then
+every expected pair must hold (``candidate(input) == expected``). One test is
+PASS, FAIL or UNKNOWN; the task is FAIL if any test fails, else UNKNOWN if any
+is unknown, else PASS.
+
+Deliberate difference from VERINA: VERINA scores a *timed-out* code test file as
+all PASS (the timeout text holds no markers). Here a timeout is never a pass:
+
+====================  =========  ============================================
+outcome               verdict    why
+====================  =========  ============================================
+ok, equal value       PASS
+ok, other value       FAIL       wrong answer
+``timeout``           UNKNOWN    we cannot tell; never PASS
+``unknown``/``lost``  UNKNOWN    the backend could not run the check at all
+``crash`` (runtime    FAIL       the candidate raised / panicked on a valid
+error), ``ill_typed``            input or returned a value of the wrong type
+``compile``           FAIL       the candidate does not build
+====================  =========  ============================================
+
+SpecGen: per test the backend gives TRUE / FALSE / UNKNOWN (decide first; a
+backend may run a Plausible stage inside before answering UNKNOWN):
+
+* precondition soundness: every test input satisfies the candidate precondition;
+* precondition completeness: every reject (unexpected) input violates it;
+* postcondition completeness: every expected output is accepted;
+* postcondition soundness: every unexpected output is rejected.
+
+Bounds, as in VERINA's ``summary.py``:
+
+* lower bound: UNKNOWN counts as not passing (the property is PASS only when all
+  of its tests pass);
+* upper bound (VERINA's ``overestimate``): a spec property is also PASS when at
+  least one of its tests passed and none failed. A property whose tests are all
+  UNKNOWN stays UNKNOWN even in the upper bound.
+* zero tests = PASS in both bounds (VERINA: e.g. precondition completeness of a
+  task without reject inputs). This is what makes weak suites over-reward weak
+  specifications, and why the expanded suites matter.
+* A specification that does not compile is FAIL for soundness and completeness.
+* Code is never upgraded: its upper bound equals its lower bound (VERINA).
+
+Aggregates (VERINA ``extract_score``): ``X_sound_complete`` = sound and complete;
+``precond_postcond`` = both sound-and-complete; ``code_spec`` = code and
+``precond_postcond``. Each aggregate is computed per bound.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from veriscale.backends.base import Outcome, Verdict
+from veriscale.values import LeanType, values_equal
+
+
+class Score(enum.Enum):
+    PASS = "PASS"
+    FAIL = "FAIL"
+    UNKNOWN = "UNKNOWN"
+
+
+# Outcome failure kinds that mean "we could not observe the candidate", not "it is wrong".
+UNKNOWN_FAILURE_KINDS = frozenset({"timeout", "unknown", "lost", "backend", "infra"})
+
+METRICS_CODE = ("code",)
+METRICS_PRECOND = ("precond_sound", "precond_complete", "precond_sound_complete")
+METRICS_POSTCOND = ("postcond_sound", "postcond_complete", "postcond_sound_complete")
+METRICS_COMBINED = ("precond_postcond", "code_spec")
+ALL_METRICS = METRICS_CODE + METRICS_PRECOND + METRICS_POSTCOND + METRICS_COMBINED
+
+
+def combine(scores: Iterable[Score]) -> Score:
+    """FAIL if any FAIL, else UNKNOWN if any UNKNOWN, else PASS (also for none)."""
+    seen = set(scores)
+    if Score.FAIL in seen:
+        return Score.FAIL
+    if Score.UNKNOWN in seen:
+        return Score.UNKNOWN
+    return Score.PASS
+
+
+def code_test_score(outcome: Outcome, expected: Any, return_type: LeanType) -> Score:
+    """One code test: run outcome vs. the expected output (see the module table)."""
+    if outcome.ok:
+        return Score.PASS if values_equal(return_type, outcome.value, expected) else Score.FAIL
+    if outcome.failure_kind in UNKNOWN_FAILURE_KINDS:
+        return Score.UNKNOWN
+    return Score.FAIL
+
+
+def must_hold(verdict: Verdict) -> Score:
+    """A test whose property must be true (sound precondition, complete postcondition)."""
+    return {Verdict.TRUE: Score.PASS, Verdict.FALSE: Score.FAIL}.get(verdict, Score.UNKNOWN)
+
+
+def must_fail(verdict: Verdict) -> Score:
+    """A test whose property must be false (complete precondition, sound postcondition)."""
+    return {Verdict.FALSE: Score.PASS, Verdict.TRUE: Score.FAIL}.get(verdict, Score.UNKNOWN)
+
+
+@dataclass(frozen=True)
+class Tally:
+    """Counts of per-test scores for one property."""
+
+    passed: int = 0
+    failed: int = 0
+    unknown: int = 0
+
+    @classmethod
+    def of(cls, scores: Iterable[Score]) -> Tally:
+        p = f = u = 0
+        for s in scores:
+            if s is Score.PASS:
+                p += 1
+            elif s is Score.FAIL:
+                f += 1
+            else:
+                u += 1
+        return cls(p, f, u)
+
+    @property
+    def total(self) -> int:
+        return self.passed + self.failed + self.unknown
+
+    def to_json(self) -> dict[str, int]:
+        return {"pass": self.passed, "fail": self.failed, "unknown": self.unknown}
+
+
+@dataclass(frozen=True)
+class Bounded:
+    """A score under both readings of UNKNOWN."""
+
+    lower: Score
+    upper: Score
+
+    @classmethod
+    def exact(cls, s: Score) -> Bounded:
+        return cls(s, s)
+
+    def get(self, bound: str) -> Score:
+        return self.lower if bound == "lower" else self.upper
+
+    def to_json(self) -> dict[str, str]:
+        return {"lower": self.lower.value, "upper": self.upper.value}
+
+
+FAILED = Bounded.exact(Score.FAIL)
+
+
+def lower_bound(tally: Tally) -> Score:
+    """Unknown counts as not holding; zero tests = PASS."""
+    if tally.failed:
+        return Score.FAIL
+    if tally.unknown:
+        return Score.UNKNOWN
+    return Score.PASS
+
+
+def upper_bound(tally: Tally) -> Score:
+    """VERINA's overestimate: PASS when something passed and nothing failed (or no tests)."""
+    low = lower_bound(tally)
+    if low is Score.UNKNOWN and tally.passed > 0:
+        return Score.PASS
+    return low
+
+
+def spec_property(tally: Tally, compiled: bool = True) -> Bounded:
+    """One spec property (e.g. precondition soundness) with both bounds."""
+    if not compiled:
+        return FAILED
+    return Bounded(lower_bound(tally), upper_bound(tally))
+
+
+def code_property(tally: Tally, compiled: bool = True) -> Bounded:
+    """The code score; code UNKNOWN is never upgraded, so both bounds agree."""
+    if not compiled:
+        return FAILED
+    return Bounded.exact(lower_bound(tally))
+
+
+def both(*parts: Bounded) -> Bounded:
+    """Conjunction of bounded scores, bound by bound."""
+    return Bounded(combine(p.lower for p in parts), combine(p.upper for p in parts))
+
+
+def aggregate(metrics: Mapping[str, Bounded]) -> dict[str, Bounded]:
+    """Add VERINA's derived metrics to whichever base metrics were evaluated.
+
+    ``precond_postcond`` needs both spec halves and ``code_spec`` needs code too;
+    a derived metric is absent when one of its parts was not evaluated.
+    """
+    out = dict(metrics)
+    for side in ("precond", "postcond"):
+        s, c = out.get(f"{side}_sound"), out.get(f"{side}_complete")
+        if s is not None and c is not None:
+            out[f"{side}_sound_complete"] = both(s, c)
+    pre, post = out.get("precond_sound_complete"), out.get("postcond_sound_complete")
+    if pre is not None and post is not None:
+        out["precond_postcond"] = both(pre, post)
+        if "code" in out:
+            out["code_spec"] = both(out["code"], out["precond_postcond"])
+    return {m: out[m] for m in ALL_METRICS if m in out}
+
+
+def code_tests(
+    outcomes: Sequence[Outcome], expected: Sequence[Any], return_type: LeanType
+) -> list[Score]:
+    """Per-test code scores; lengths must match (one outcome per expected pair)."""
+    if len(outcomes) != len(expected):
+        raise ValueError(f"{len(outcomes)} outcomes for {len(expected)} tests")
+    return [code_test_score(o, e, return_type) for o, e in zip(outcomes, expected, strict=True)]

@@ -1,0 +1,197 @@
+"""Model outputs to score: a JSONL file, one line per (task id, sample).
+
+Each line is an object with a task id (``task_id``; also accepted: ``task``,
+``id``, ``data_id``), an optional ``sample`` number (default: order of
+appearance within the task) and any of ``code``, ``precond``, ``postcond`` plus
+the aux fields ``code_aux``, ``precond_aux``, ``postcond_aux``, ``imports``.
+Other keys (model name, cost, ...) are ignored. A bad line is reported with its
+line number and field and skipped; it never stops the run.
+
+For Lean tasks ``code`` is a body, as VERINA stores it; it becomes a full
+``def`` with the ground-truth signature (see :func:`lean_code_definition`). For
+Python tasks ``code`` is complete source defining the task function.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError
+
+from veriscale.backends.base import Implementation, Spec
+from veriscale.benchmark.model import Task
+
+
+class SolutionLine(BaseModel):
+    """One line of a solutions file."""
+
+    model_config = ConfigDict(extra="ignore", populate_by_name=True)
+
+    task_id: str = Field(validation_alias=AliasChoices("task_id", "task", "id", "data_id"))
+    sample: int | None = Field(default=None, ge=0)
+    code: str | None = None
+    precond: str | None = None
+    postcond: str | None = None
+    code_aux: str = ""
+    precond_aux: str = ""
+    postcond_aux: str = ""
+    imports: str = ""
+
+
+@dataclass(frozen=True)
+class SolutionIssue:
+    """A skipped or suspicious line: where, which field, and why."""
+
+    line: int
+    field: str
+    message: str
+    task_id: str = ""
+
+    def __str__(self) -> str:
+        where = f"line {self.line}" + (f" ({self.task_id})" if self.task_id else "")
+        return f"{where}: {self.field}: {self.message}"
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One sample for one task, ready for the backend.
+
+    ``spec`` carries the candidate pre/postconditions; a ``None`` half means the
+    sample did not provide it (that half is then not scored).
+    """
+
+    task_id: str
+    sample: int
+    impl: Implementation | None = None
+    spec: Spec | None = None
+    line: int = 0
+
+    @property
+    def has_precond(self) -> bool:
+        return self.spec is not None and self.spec.precond is not None
+
+    @property
+    def has_postcond(self) -> bool:
+        return self.spec is not None and self.spec.postcond is not None
+
+
+def _field_of(err: ValidationError) -> str:
+    first = err.errors()[0]
+    loc = ".".join(str(x) for x in first.get("loc", ())) or "(line)"
+    return loc
+
+
+def _message_of(err: ValidationError) -> str:
+    return "; ".join(f"{'.'.join(map(str, e.get('loc', ())))}: {e['msg']}" for e in err.errors())
+
+
+def parse_lines(lines: Iterable[str]) -> tuple[list[tuple[int, SolutionLine]], list[SolutionIssue]]:
+    """Validate JSONL lines; blank lines are skipped silently."""
+    good: list[tuple[int, SolutionLine]] = []
+    issues: list[SolutionIssue] = []
+    for no, raw in enumerate(lines, start=1):
+        if not raw.strip():
+            continue
+        try:
+            obj = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            issues.append(SolutionIssue(no, "(json)", f"not JSON: {exc.msg} at column {exc.colno}"))
+            continue
+        if not isinstance(obj, dict):
+            issues.append(SolutionIssue(no, "(line)", f"expected an object, got {type(obj).__name__}"))
+            continue
+        try:
+            sol = SolutionLine.model_validate(obj)
+        except ValidationError as exc:
+            tid = next((str(obj[k]) for k in ("task_id", "task", "id", "data_id") if k in obj), "")
+            issues.append(SolutionIssue(no, _field_of(exc), _message_of(exc), tid))
+            continue
+        if sol.code is None and sol.precond is None and sol.postcond is None:
+            issues.append(SolutionIssue(no, "code/precond/postcond",
+                                        "none of code, precond, postcond given", sol.task_id))
+            continue
+        good.append((no, sol))
+    return good, issues
+
+
+def _indent_body(body: str) -> str:
+    """VERINA's rule: indent by two spaces unless the body already starts so."""
+    text = body.strip("\n")
+    if text.startswith("  "):
+        return text
+    return "\n".join(("  " + ln) if ln.strip() else ln for ln in text.splitlines())
+
+
+def lean_code_definition(task: Task, body: str, code_aux: str = "") -> str:
+    """``code_aux`` then ``def F (params) (h_precond : F_precond (p1) ...) : Ret :=`` + body."""
+    sig = task.signature
+    params = " ".join(f"({p.name} : {p.type_text})" for p in sig.params)
+    args = " ".join(f"({p.name})" for p in sig.params)
+    head = f"def {sig.name} {params} (h_precond : {sig.name}_precond {args}) : {sig.return_text} :="
+    head = " ".join(head.split("  "))  # no double space when there are no parameters
+    parts = [code_aux.strip("\n")] if code_aux.strip() else []
+    parts.append(head + "\n" + _indent_body(body))
+    return "\n\n".join(parts) + "\n"
+
+
+def to_candidate(task: Task, sol: SolutionLine, sample: int, line: int = 0) -> Candidate:
+    """Turn a validated line into backend objects for ``task``."""
+    impl = None
+    if sol.code is not None:
+        if task.lean is not None:
+            code = lean_code_definition(task, sol.code, sol.code_aux)
+        else:
+            code = (sol.code_aux.rstrip() + "\n\n" + sol.code) if sol.code_aux.strip() else sol.code
+        impl = Implementation(code=code, id=f"{task.id}#{sample}", origin="solution")
+    spec = None
+    if sol.precond is not None or sol.postcond is not None:
+        spec = Spec(
+            precond=sol.precond,
+            postcond=sol.postcond,
+            precond_aux=sol.precond_aux,
+            postcond_aux=sol.postcond_aux,
+            imports=sol.imports,
+            id=f"{task.id}#{sample}",
+            origin="solution",
+        )
+    return Candidate(task.id, sample, impl, spec, line)
+
+
+def load_solutions(
+    path: Path, tasks: Iterable[Task]
+) -> tuple[dict[str, list[Candidate]], list[SolutionIssue]]:
+    """Candidates per task id (in sample order) and the issues found.
+
+    Lines for tasks not in ``tasks`` and duplicate (task, sample) lines are
+    reported and skipped.
+    """
+    by_id = {t.id: t for t in tasks}
+    with open(path, encoding="utf-8") as fh:
+        good, issues = parse_lines(fh)
+    out: dict[str, list[Candidate]] = {}
+    used: dict[str, set[int]] = {}
+    for no, sol in good:
+        task = by_id.get(sol.task_id)
+        if task is None:
+            issues.append(SolutionIssue(no, "task_id", "no such task in the suite", sol.task_id))
+            continue
+        taken = used.setdefault(sol.task_id, set())
+        sample = sol.sample if sol.sample is not None else _next_free(taken)
+        if sample in taken:
+            issues.append(SolutionIssue(no, "sample", f"duplicate sample {sample}", sol.task_id))
+            continue
+        taken.add(sample)
+        out.setdefault(sol.task_id, []).append(to_candidate(task, sol, sample, no))
+    for cands in out.values():
+        cands.sort(key=lambda c: c.sample)
+    return out, issues
+
+
+def _next_free(taken: set[int]) -> int:
+    i = 0
+    while i in taken:
+        i += 1
+    return i

@@ -1,0 +1,403 @@
+"""The orchestrator: every stage over every task, resumable, with a manifest.
+
+Stages run stage-major (all tasks through one stage, then the next), so a
+backend that batches across tasks can, and so each stage ends with one
+summary table. Every per-task result is a stage artifact in the run
+directory; a rerun loads artifacts whose fingerprint still matches and redoes
+only the rest. One failing task is recorded in the manifest and skipped by
+later stages; it never stops the run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import platform
+import shutil
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from veriscale import __version__
+from veriscale.backends.base import Backend
+from veriscale.benchmark.loader import detect_format, load_benchmark, task_dirs
+from veriscale.benchmark.model import Input, Task
+from veriscale.pipeline import stages
+from veriscale.pipeline.config import RunConfig
+from veriscale.pipeline.rundir import RunDir, replace_dir_atomic
+from veriscale.pipeline.suites import KillData, assemble_plus, reduce_to_lite
+
+EXPANSION_STAGES = ("candidates", "classify", "outputs", "adversaries", "unexpected")
+
+
+def task_fingerprint(task: Task) -> str:
+    sig = task.signature
+    doc = {
+        "signature": sig.to_json(),
+        "tests": [
+            [sig.encode_input(t.input), sig.encode_output(t.expected),
+             [sig.encode_output(u) for u in t.unexpected]]
+            for t in task.tests
+        ],
+        "rejects": [sig.encode_input(r) for r in task.reject_inputs],
+        "source": (task.lean.source if task.lean else "") + (task.python.source if task.python else ""),
+    }
+    blob = json.dumps(doc, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+def _hash(*parts: str) -> str:
+    return hashlib.sha256("|".join(parts).encode()).hexdigest()[:16]
+
+
+@dataclass
+class RunResult:
+    run_dir: Path
+    tasks: list[str]
+    errors: dict[str, dict[str, str]] = field(default_factory=dict)
+    timings: dict[str, float] = field(default_factory=dict)
+    counts: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+class Pipeline:
+    def __init__(
+        self,
+        benchmark_dir: Path,
+        run_dir: Path,
+        config: RunConfig,
+        backend: Backend | None = None,
+        provider: Any = None,
+        console: Console | None = None,
+    ) -> None:
+        self.benchmark_dir = Path(benchmark_dir)
+        self.rd = RunDir(run_dir)
+        self.config = config
+        self.console = console or Console(stderr=True)
+        self._backend = backend
+        self._provider = provider
+        self.errors: dict[str, dict[str, str]] = {}
+        self.timings: dict[str, float] = {}
+        self.counts: dict[str, dict[str, Any]] = {}
+        self.resumed: dict[str, int] = {}
+        self.tasks: list[Task] = []
+        self.load_issues: list[str] = []
+        self.fp: dict[tuple[str, str], str] = {}
+
+    # ---------------------------------------------------------------- wiring
+
+    @property
+    def backend(self) -> Backend:
+        if self._backend is None:
+            from veriscale.backends.registry import make_backend
+
+            self._backend = make_backend(self.config.backend, **self.config.backend_options)
+        return self._backend
+
+    @property
+    def provider(self) -> Any:
+        if self._provider is None:
+            from veriscale.llm.provider import make_provider
+
+            self._provider = make_provider(
+                self.config.llm,
+                backend=self.config.backend,
+                seed=self.config.seed,
+                cache_path=self.rd.root / "llm_cache.sqlite",
+            )
+        return self._provider
+
+    def load(self) -> None:
+        tasks, issues = load_benchmark(self.benchmark_dir, self.config.tasks)
+        self.tasks = tasks
+        self.load_issues = [str(i) for i in issues]
+        for issue in issues[:20]:
+            self.console.print(f"[yellow]load:[/] {issue}")
+        if len(issues) > 20:
+            self.console.print(f"[yellow]load:[/] ... and {len(issues) - 20} more issues")
+
+    # ---------------------------------------------------------------- stages
+
+    def _stage(
+        self,
+        name: str,
+        fingerprint: Callable[[Task], str],
+        compute: Callable[[Task], Any],
+    ) -> None:
+        """Run one stage over all live tasks, loading finished artifacts instead of redoing."""
+        start = time.perf_counter()
+        done = 0
+        live = [t for t in self.tasks if t.id not in self.errors]
+        with Progress(
+            TextColumn(f"[bold]{name:<12}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.description}"),
+            TimeElapsedColumn(),
+            console=self.console,
+            transient=True,
+        ) as progress:
+            bar = progress.add_task("", total=len(live))
+            for task in live:
+                progress.update(bar, description=task.id)
+                fp = fingerprint(task)
+                self.fp[(task.id, name)] = fp
+                if self.rd.load_artifact(task.id, name, fp) is not None:
+                    done += 1
+                else:
+                    try:
+                        data = compute(task)
+                    except Exception as exc:  # one bad task never stops the run
+                        self.errors[task.id] = {"stage": name, "error": f"{type(exc).__name__}: {exc}"}
+                        self.console.print(f"[red]{task.id}[/]: {name} failed: {exc}")
+                    else:
+                        self.rd.save_artifact(task.id, name, fp, data)
+                progress.advance(bar)
+        self.timings[name] = self.timings.get(name, 0.0) + time.perf_counter() - start
+        self.resumed[name] = done
+        self._summarise(name)
+
+    def artifact(self, task: Task, name: str) -> Any:
+        data = self.rd.load_artifact(task.id, name, self.fp[(task.id, name)])
+        if data is None:
+            raise RuntimeError(f"{task.id}: artifact of stage {name} is missing")
+        return data
+
+    def _summarise(self, name: str) -> None:
+        totals: dict[str, int] = {}
+        for task in self.tasks:
+            if task.id in self.errors or (task.id, name) not in self.fp:
+                continue
+            data = self.rd.load_artifact(task.id, name, self.fp[(task.id, name)]) or {}
+            for key, value in (data.get("counts") or {}).items():
+                if isinstance(value, int):
+                    totals[key] = totals.get(key, 0) + value
+        self.counts[name] = totals
+        table = Table(title=f"stage {name}: {self.timings[name]:.1f}s"
+                      f" ({self.resumed.get(name, 0)} tasks resumed)", title_justify="left")
+        for key in totals:
+            table.add_column(key, justify="right")
+        table.add_row(*[str(v) for v in totals.values()])
+        if totals:
+            self.console.print(table)
+
+    def run_expansion(self) -> None:
+        cfg = self.config
+        base = cfg.fingerprint("seed", "llm", "seeds", "mutation")
+        oracle = cfg.fingerprint("backend", "backend_options")
+        adv_cfg = cfg.fingerprint("seed", "llm", "adversaries", "backend")
+
+        self._stage(
+            "candidates",
+            lambda t: _hash(task_fingerprint(t), base),
+            lambda t: stages.stage_candidates(t, cfg, self.provider),
+        )
+        self._stage(
+            "classify",
+            lambda t: _hash(self.fp[(t.id, "candidates")], oracle),
+            lambda t: stages.stage_classify(
+                t, stages.decode_candidates(t, self.artifact(t, "candidates")["candidates"]),
+                self.backend,
+            ),
+        )
+        self._stage(
+            "outputs",
+            lambda t: _hash(self.fp[(t.id, "classify")]),
+            lambda t: stages.stage_outputs(
+                t, stages.decode_candidates(t, self.artifact(t, "classify")["expected"]),
+                self.backend,
+            ),
+        )
+        self._stage(
+            "adversaries",
+            lambda t: _hash(task_fingerprint(t), adv_cfg),
+            lambda t: self._adversaries(t),
+        )
+        self._stage(
+            "unexpected",
+            lambda t: _hash(self.fp[(t.id, "outputs")], self.fp[(t.id, "adversaries")], adv_cfg),
+            lambda t: self._unexpected(t),
+        )
+
+    def _adversaries(self, task: Task) -> dict[str, Any]:
+        from veriscale.expansion.adversarial import generate_adversaries
+
+        return generate_adversaries(task, self.provider, self.backend, self.config.adversaries)
+
+    def _unexpected(self, task: Task) -> dict[str, Any]:
+        from veriscale.expansion.adversarial import synthesize_unexpected
+
+        sig = task.signature
+        pairs = [
+            (sig.decode_input(p["input"]), sig.decode_output(p["expected"]))
+            for p in self.artifact(task, "outputs")["pairs"]
+        ]
+        return synthesize_unexpected(
+            task, pairs, self.artifact(task, "adversaries"), self.backend, self.config.adversaries
+        )
+
+    # ---------------------------------------------------------------- suites
+
+    def build_suites(self) -> dict[str, Any]:
+        """Assemble Plus and Lite for every task that finished expansion; write both."""
+        start = time.perf_counter()
+        plus_tasks: list[Task] = []
+        lite_tasks: list[Task] = []
+        logs: dict[str, Any] = {}
+        for task in self.tasks:
+            if task.id in self.errors:
+                continue
+            try:
+                plus, kill = self._plus(task)
+                lite, log = reduce_to_lite(
+                    plus,
+                    kill,
+                    max_pairs=self.config.reduction.max_pairs,
+                    max_reject_inputs=self.config.reduction.max_reject_inputs,
+                    keep_per_bucket=self.config.reduction.keep_per_critical_bucket,
+                    keep_original=self.config.reduction.keep_original,
+                )
+            except Exception as exc:
+                self.errors[task.id] = {"stage": "suites", "error": f"{type(exc).__name__}: {exc}"}
+                self.console.print(f"[red]{task.id}[/]: building suites failed: {exc}")
+                continue
+            plus_tasks.append(plus)
+            lite_tasks.append(lite)
+            logs[task.id] = log
+            self.rd.save_artifact(task.id, "reduction", "-", log)
+        self.write_suite("plus", plus_tasks)
+        self.write_suite("lite", lite_tasks)
+        self.timings["suites"] = time.perf_counter() - start
+        return logs
+
+    def _plus(self, task: Task) -> tuple[Task, KillData]:
+        sig = task.signature
+        out = self.artifact(task, "outputs")
+        cls = self.artifact(task, "classify")
+        unexp = self.artifact(task, "unexpected")
+        pairs = [
+            (sig.decode_input(p["input"]), sig.decode_output(p["expected"]), p["provenance"])
+            for p in out["pairs"]
+        ]
+        unexpected_outputs: dict[Input, list[Any]] = {}
+        for row in unexp["rows"]:
+            unexpected_outputs[sig.decode_input(row["input"])] = [
+                sig.decode_output(u) for u in row["unexpected"]
+            ]
+        kill = KillData()
+        for rec in unexp["kill_matrix"]:
+            if rec.get("killed"):
+                inp = sig.decode_input(rec["input"])
+                kill.kills.setdefault(inp, set()).add(rec["adversary"])
+                kill.records[inp] = kill.records.get(inp, 0) + 1
+        rejects = [sig.decode_input(r["input"]) for r in cls["unexpected"]]
+        plus = assemble_plus(
+            task, pairs, unexpected_outputs, rejects, self.config.suite.keep_nonkilling_pairs
+        )
+        return plus, kill
+
+    def write_suite(self, name: str, tasks: list[Task]) -> Path:
+        from veriscale.benchmark import python_format, verina
+
+        final = self.rd.root / name
+        staging = self.rd.root / f".{name}.staging"
+        if staging.exists():
+            shutil.rmtree(staging)
+        staging.mkdir(parents=True)
+        for task in tasks:
+            writer = python_format if task.python is not None else verina
+            writer.write_task_dir(task, staging / task.id)
+        replace_dir_atomic(staging, final)
+        return final
+
+    def copy_original(self) -> None:
+        final = self.rd.root / "original"
+        if final.exists():
+            return
+        staging = self.rd.root / ".original.staging"
+        if staging.exists():
+            shutil.rmtree(staging)
+        staging.mkdir(parents=True)
+        wanted = {t.id for t in self.tasks}
+        for d in task_dirs(self.benchmark_dir):
+            if d.name in wanted:
+                shutil.copytree(d, staging / d.name)
+        replace_dir_atomic(staging, final)
+
+    # ---------------------------------------------------------------- manifest
+
+    def manifest(self) -> dict[str, Any]:
+        backend_stats: dict[str, Any] = {}
+        if self._backend is not None:
+            s = self._backend.stats
+            backend_stats = {
+                "name": self._backend.name,
+                "processes": s.processes,
+                "checks": s.checks,
+                "seconds": round(s.seconds, 3),
+                **s.extra,
+            }
+        usage: dict[str, Any] = {}
+        if self._provider is not None and hasattr(self._provider, "usage"):
+            u = self._provider.usage
+            usage = u.to_dict() if hasattr(u, "to_dict") else dict(u)
+        formats = sorted({detect_format(d) for d in task_dirs(self.benchmark_dir)})
+        return {
+            "veriscale": __version__,
+            "benchmark": str(self.benchmark_dir.resolve()),
+            "benchmark_format": formats,
+            "config": self.config.model_dump(mode="json"),
+            "seed": self.config.seed,
+            "versions": {"python": platform.python_version(), "veriscale": __version__},
+            "tasks": [t.id for t in self.tasks],
+            "load_issues": self.load_issues,
+            "errors": self.errors,
+            "timings": {k: round(v, 3) for k, v in self.timings.items()},
+            "resumed_tasks": self.resumed,
+            "counts": self.counts,
+            "backend_stats": backend_stats,
+            "llm_usage": usage,
+        }
+
+    def close(self) -> None:
+        if self._backend is not None:
+            self._backend.close()
+
+
+def run_pipeline(
+    benchmark_dir: Path,
+    run_dir: Path,
+    config: RunConfig,
+    *,
+    reduce: bool = True,
+    report: bool = True,
+    console: Console | None = None,
+    backend: Backend | None = None,
+    provider: Any = None,
+) -> RunResult:
+    """Expand (and by default reduce and report) ``benchmark_dir`` into ``run_dir``."""
+    pipe = Pipeline(benchmark_dir, run_dir, config, backend=backend, provider=provider,
+                    console=console)
+    start = time.perf_counter()
+    try:
+        pipe.load()
+        pipe.rd.root.mkdir(parents=True, exist_ok=True)
+        pipe.copy_original()
+        pipe.run_expansion()
+        if reduce:
+            pipe.build_suites()
+        pipe.timings["total"] = time.perf_counter() - start
+        pipe.rd.save_manifest(pipe.manifest())
+    finally:
+        pipe.close()
+    if report:
+        from veriscale.report.report import write_report
+
+        write_report(pipe.rd.root)
+    return RunResult(pipe.rd.root, [t.id for t in pipe.tasks], pipe.errors, pipe.timings,
+                     pipe.counts)

@@ -1,0 +1,95 @@
+"""The run directory: where every stage reads and writes, atomically.
+
+Layout::
+
+    RUN_DIR/
+      manifest.json            config, versions, seed, timings, counts, usage
+      original/  plus/  lite/  suites in the benchmark's own format
+      tasks/<id>/<stage>.json  per-task stage artifacts (kill matrix included)
+      report.md, *.png
+
+Every file is written to a temporary name and renamed into place, so a run
+killed at any moment leaves either the old file or the new one, never half of
+one. A stage artifact records the fingerprint it was made under; a resumed run
+redoes a stage only when that fingerprint changed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_json_atomic(path: Path, data: Any) -> None:
+    write_text_atomic(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+
+
+def replace_dir_atomic(staging: Path, final: Path) -> None:
+    """Swap a fully written staging folder into place."""
+    old = final.with_name(f".{final.name}.old")
+    if old.exists():
+        shutil.rmtree(old)
+    if final.exists():
+        os.replace(final, old)
+    os.replace(staging, final)
+    if old.exists():
+        shutil.rmtree(old)
+
+
+class RunDir:
+    def __init__(self, root: Path) -> None:
+        self.root = Path(root)
+
+    @property
+    def manifest_path(self) -> Path:
+        return self.root / "manifest.json"
+
+    def task_dir(self, task_id: str) -> Path:
+        return self.root / "tasks" / task_id
+
+    def artifact_path(self, task_id: str, stage: str) -> Path:
+        return self.task_dir(task_id) / f"{stage}.json"
+
+    def load_artifact(self, task_id: str, stage: str, fingerprint: str) -> Any | None:
+        """The stage's stored data when it was made under ``fingerprint``, else None."""
+        path = self.artifact_path(task_id, stage)
+        try:
+            doc = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError):
+            return None
+        if not isinstance(doc, dict) or doc.get("fingerprint") != fingerprint:
+            return None
+        return doc.get("data")
+
+    def save_artifact(self, task_id: str, stage: str, fingerprint: str, data: Any) -> None:
+        write_json_atomic(
+            self.artifact_path(task_id, stage),
+            {"stage": stage, "task": task_id, "fingerprint": fingerprint, "data": data},
+        )
+
+    def load_manifest(self) -> dict[str, Any]:
+        try:
+            return json.loads(self.manifest_path.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError):
+            return {}
+
+    def save_manifest(self, manifest: dict[str, Any]) -> None:
+        write_json_atomic(self.manifest_path, manifest)

@@ -1,0 +1,173 @@
+"""The expansion stages of paper §3.1, one function each, over one task.
+
+Each stage takes what the previous stages stored (plain JSON, VERINA-encoded
+values) and returns what it stores, so the orchestrator can persist it, skip
+it on resume, and print a summary. The oracle is always reached through the
+backend interface; the LLM through a provider (offline or OpenAI-compatible).
+
+    candidates  originals + seeds (LLM or offline) + type-aware mutation
+    classify    syntax filter, then GT precondition: expected / unexpected / unknown
+    outputs     the reference implementation on expected inputs → expected pairs
+    adversaries flawed specifications and adversarial implementations
+    unexpected  adversaries run on expected inputs → kill matrix, unexpected outputs
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+from veriscale.backends.base import Backend, Label
+from veriscale.benchmark.model import Input, Task
+from veriscale.pipeline.config import RunConfig
+
+
+@dataclass
+class Candidate:
+    input: Input
+    provenance: str
+
+
+def encode_candidates(task: Task, items: list[Candidate]) -> list[dict[str, Any]]:
+    sig = task.signature
+    return [{"input": sig.encode_input(c.input), "provenance": c.provenance} for c in items]
+
+
+def decode_candidates(task: Task, rows: list[dict[str, Any]]) -> list[Candidate]:
+    sig = task.signature
+    return [Candidate(sig.decode_input(r["input"]), r["provenance"]) for r in rows]
+
+
+def dedup(items: list[Candidate]) -> list[Candidate]:
+    """First occurrence wins, so originals keep their provenance."""
+    seen: set[Input] = set()
+    out: list[Candidate] = []
+    for c in items:
+        if c.input not in seen:
+            seen.add(c.input)
+            out.append(c)
+    return out
+
+
+# ------------------------------------------------------------------ candidates
+
+
+def stage_candidates(task: Task, config: RunConfig, provider: Any) -> dict[str, Any]:
+    """Seed pool (originals, then LLM/offline seeds), then mutation of every seed."""
+    from veriscale.expansion.mutation import MutationConfig, mutate_inputs
+
+    originals = [Candidate(t.input, "original:test") for t in task.tests]
+    originals += [Candidate(r, "original:reject") for r in task.reject_inputs]
+    seeds: list[Candidate] = []
+    seed_errors: list[str] = []
+    n = config.seeds.candidates_per_round
+    for round_index in range(config.seeds.rounds):
+        try:
+            proposed = provider.seed_inputs(task, n, round_index=round_index)
+        except Exception as exc:  # a provider failure loses the seeds, not the task
+            seed_errors.append(f"{type(exc).__name__}: {exc}")
+            continue
+        for item in proposed:
+            inp, prov = item if isinstance(item, tuple) and len(item) == 2 else (item, "seed")
+            seeds.append(Candidate(tuple(inp), str(prov)))
+    pool = dedup(originals + seeds)
+
+    mcfg = MutationConfig(
+        max_mutations_per_input=config.mutation.max_mutations_per_input,
+        multi_step_size=config.mutation.multi_step_size,
+        ingredient_prob=config.mutation.ingredient_prob,
+        seed=config.seed,
+    )
+    mutants = mutate_inputs(task.signature, [c.input for c in pool], mcfg)
+    everything = dedup(pool + [Candidate(m, "mutation") for m in mutants])
+    capped = everything[: config.mutation.max_candidates_per_task]
+    counts = Counter(c.provenance.split(":")[0] for c in capped)
+    return {
+        "candidates": encode_candidates(task, capped),
+        "counts": {
+            "original": len(originals),
+            "seeds": len(seeds),
+            "mutants": len(mutants),
+            "total": len(capped),
+            "dropped_by_cap": len(everything) - len(capped),
+            "by_provenance": dict(sorted(counts.items())),
+        },
+        "errors": seed_errors,
+    }
+
+
+# ------------------------------------------------------------------ classify
+
+
+def stage_classify(task: Task, candidates: list[Candidate], backend: Backend) -> dict[str, Any]:
+    """Syntax filter, then the GT precondition decides; undecided inputs are dropped."""
+    inputs = [c.input for c in candidates]
+    problems = backend.check_inputs(task, inputs)
+    wellformed = [c for c, why in zip(candidates, problems, strict=True) if why is None]
+    rejected = [
+        {"input": task.signature.encode_input(c.input), "reason": why}
+        for c, why in zip(candidates, problems, strict=True)
+        if why is not None
+    ]
+    verdicts = backend.classify(task, [c.input for c in wellformed]) if wellformed else []
+    buckets: dict[str, list[dict[str, Any]]] = {"expected": [], "unexpected": [], "unknown": []}
+    stages: Counter[str] = Counter()
+    for cand, verdict in zip(wellformed, verdicts, strict=True):
+        row = encode_candidates(task, [cand])[0]
+        if verdict.label is Label.UNKNOWN:
+            row["detail"] = verdict.detail
+        buckets[verdict.label.value].append(row)
+        stages[f"{verdict.label.value}:{verdict.stage}"] += 1
+    return {
+        **buckets,
+        "syntax_rejected": rejected,
+        "counts": {
+            "candidates": len(candidates),
+            "syntax_rejected": len(rejected),
+            "expected": len(buckets["expected"]),
+            "unexpected": len(buckets["unexpected"]),
+            "unknown": len(buckets["unknown"]),
+            "by_stage": dict(sorted(stages.items())),
+        },
+    }
+
+
+# ------------------------------------------------------------------ outputs
+
+
+def stage_outputs(task: Task, expected: list[Candidate], backend: Backend) -> dict[str, Any]:
+    """Run the reference on every expected input; failures are recorded, not kept."""
+    sig = task.signature
+    outcomes = backend.run(task, None, [c.input for c in expected]) if expected else []
+    pairs: list[dict[str, Any]] = []
+    failures: list[dict[str, Any]] = []
+    original_expected = {t.input: t.expected for t in task.tests}
+    mismatches: list[dict[str, Any]] = []
+    for cand, out in zip(expected, outcomes, strict=True):
+        enc = sig.encode_input(cand.input)
+        if not out.ok:
+            failures.append({"input": enc, "error": out.error})
+            continue
+        if cand.input in original_expected and original_expected[cand.input] != out.value:
+            mismatches.append(
+                {
+                    "input": enc,
+                    "benchmark": sig.encode_output(original_expected[cand.input]),
+                    "reference": sig.encode_output(out.value),
+                }
+            )
+        pairs.append(
+            {"input": enc, "expected": sig.encode_output(out.value), "provenance": cand.provenance}
+        )
+    return {
+        "pairs": pairs,
+        "failures": failures,
+        "reference_mismatches": mismatches,
+        "counts": {
+            "expected_inputs": len(expected),
+            "pairs": len(pairs),
+            "failures": len(failures),
+            "reference_mismatches": len(mismatches),
+        },
+    }

@@ -1,0 +1,107 @@
+"""Assemble the Plus suite from stage artifacts and reduce it to Lite (paper §3.2).
+
+Plus keeps every original row (with its original unexpected outputs, merged
+with the new ones: the authors' step 5 discarded them), every new expected
+pair, every original reject input and every new unexpected input. Lite applies
+the two reductions of :mod:`veriscale.reduction` to Plus.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from typing import Any
+
+from veriscale.benchmark.model import Input, Task, TestCase
+
+
+@dataclass
+class KillData:
+    """Which adversaries each expected input kills (from the persisted kill matrix)."""
+
+    kills: dict[Input, set[str]] = field(default_factory=dict)
+    records: dict[Input, int] = field(default_factory=dict)
+
+
+def _merge(values: list[Any], more: list[Any], expected: Any) -> list[Any]:
+    out = list(values)
+    for v in more:
+        if v not in out and v != expected:
+            out.append(v)
+    return out
+
+
+def assemble_plus(
+    task: Task,
+    pairs: list[tuple[Input, Any, str]],
+    unexpected_outputs: dict[Input, list[Any]],
+    unexpected_inputs: list[Input],
+    keep_nonkilling: bool = True,
+) -> Task:
+    """The Plus version of ``task`` (a copy; the input task is not changed)."""
+    plus = copy.copy(task)
+    rows: list[TestCase] = []
+    seen: set[Input] = set()
+    for t in task.tests:
+        if t.input in seen:  # the original benchmark may repeat an input
+            continue
+        seen.add(t.input)
+        new = unexpected_outputs.get(t.input, [])
+        rows.append(TestCase(t.input, t.expected, _merge(t.unexpected, new, t.expected), "original"))
+    for inp, expected, provenance in pairs:
+        if inp in seen:
+            continue
+        seen.add(inp)
+        unexpected = _merge([], unexpected_outputs.get(inp, []), expected)
+        if unexpected or keep_nonkilling:
+            rows.append(TestCase(inp, expected, unexpected, provenance))
+    rejects: list[Input] = []
+    seen_rejects: set[Input] = set()
+    for r in list(task.reject_inputs) + list(unexpected_inputs):
+        if r not in seen_rejects and r not in seen:
+            seen_rejects.add(r)
+            rejects.append(r)
+    plus.tests = rows
+    plus.reject_inputs = rejects
+    return plus
+
+
+def reduce_to_lite(
+    plus: Task,
+    kill_data: KillData,
+    max_pairs: int = 50,
+    max_reject_inputs: int = 50,
+    keep_per_bucket: int = 1,
+    keep_original: bool = False,
+) -> tuple[Task, dict[str, Any]]:
+    """Lite = adversary-killing reduction of pairs + boundary-preserving reduction of rejects."""
+    from veriscale.reduction.pairs import PairRow, reduce_pairs
+    from veriscale.reduction.reject_inputs import reduce_reject_inputs
+
+    sig = plus.signature
+    rows = [
+        PairRow(
+            case_index=i,
+            kills=frozenset(kill_data.kills.get(t.input, set())),
+            record_count=kill_data.records.get(t.input, 0),
+            original=t.provenance == "original",
+        )
+        for i, t in enumerate(plus.tests)
+    ]
+    pair_result = reduce_pairs(rows, budget=max_pairs, keep_original=keep_original)
+    encoded = [{"input": sig.encode_input(r)} for r in plus.reject_inputs]
+    reject_result = reduce_reject_inputs(
+        encoded, budget=max_reject_inputs, keep_per_bucket=keep_per_bucket
+    )
+    by_key = {_key(sig.encode_input(r)): r for r in plus.reject_inputs}
+    lite = copy.copy(plus)
+    lite.tests = [plus.tests[i] for i in pair_result.selected]
+    lite.reject_inputs = [by_key[_key(row["input"])] for row in reject_result.selected]
+    log = {"pairs": pair_result.log_dict(), "reject_inputs": reject_result.log_dict()}
+    return lite, log
+
+
+def _key(encoded: dict[str, Any]) -> str:
+    import json
+
+    return json.dumps(encoded, sort_keys=True, ensure_ascii=False)
