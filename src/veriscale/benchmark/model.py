@@ -77,6 +77,8 @@ class TestCase:
     """An expected pair with its unexpected outputs; ``provenance`` says where
     the input came from (``original``, ``seed``, ``llm:<model>``, ``mutation``)."""
 
+    __test__ = False  # not a pytest test class, despite the name
+
     input: Input
     expected: Any
     unexpected: list[Any] = field(default_factory=list)

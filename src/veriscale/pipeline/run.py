@@ -26,6 +26,7 @@ from rich.table import Table
 
 from veriscale import __version__
 from veriscale.backends.base import Backend
+from veriscale.benchmark.fingerprint import task_fingerprint
 from veriscale.benchmark.loader import detect_format, load_benchmark, task_dirs
 from veriscale.benchmark.model import Input, Task
 from veriscale.pipeline import stages
@@ -34,22 +35,6 @@ from veriscale.pipeline.rundir import RunDir, replace_dir_atomic
 from veriscale.pipeline.suites import KillData, assemble_plus, reduce_to_lite
 
 EXPANSION_STAGES = ("candidates", "classify", "outputs", "adversaries", "unexpected")
-
-
-def task_fingerprint(task: Task) -> str:
-    sig = task.signature
-    doc = {
-        "signature": sig.to_json(),
-        "tests": [
-            [sig.encode_input(t.input), sig.encode_output(t.expected),
-             [sig.encode_output(u) for u in t.unexpected]]
-            for t in task.tests
-        ],
-        "rejects": [sig.encode_input(r) for r in task.reject_inputs],
-        "source": (task.lean.source if task.lean else "") + (task.python.source if task.python else ""),
-    }
-    blob = json.dumps(doc, sort_keys=True, ensure_ascii=False, default=str)
-    return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
 def _hash(*parts: str) -> str:

@@ -1,0 +1,145 @@
+"""The pipeline's own pieces: config, atomic run-directory writes, oracle cache, Plus assembly."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from veriscale.backends.base import (
+    BackendStats,
+    Classification,
+    Label,
+    Outcome,
+    Verdict,
+)
+from veriscale.backends.cache import CachingBackend, OracleCache
+from veriscale.benchmark.model import Signature, Task, TestCase
+from veriscale.pipeline.config import RunConfig, load_config
+from veriscale.pipeline.rundir import RunDir, write_json_atomic
+from veriscale.pipeline.suites import assemble_plus
+
+
+def make_task() -> Task:
+    sig = Signature.from_json(
+        {"name": "f", "parameters": [{"param_name": "x", "param_type": "Int"}],
+         "return_type": "Int"}
+    )
+    return Task("t1", "double x", sig, tests=[TestCase((1,), 2, [3])], reject_inputs=[(-1,)])
+
+
+class CountingBackend:
+    """A real (if simple) oracle: precondition x >= 0, reference 2x; counts calls."""
+
+    name = "counting"
+
+    def __init__(self) -> None:
+        self.stats = BackendStats()
+        self.calls: list[tuple[str, int]] = []
+
+    def check_inputs(self, task, inputs):
+        self.calls.append(("check", len(inputs)))
+        return [None for _ in inputs]
+
+    def classify(self, task, inputs):
+        self.calls.append(("classify", len(inputs)))
+        return [
+            Classification(Label.EXPECTED if x[0] >= 0 else Label.UNEXPECTED, "exec")
+            if x[0] != 99 else Classification(Label.UNKNOWN, "exec", "undecided")
+            for x in inputs
+        ]
+
+    def run(self, task, impl, inputs):
+        self.calls.append(("run", len(inputs)))
+        return [Outcome(True, 2 * x[0]) if x[0] != 7 else Outcome(False, error="timeout")
+                for x in inputs]
+
+    def precondition_holds(self, task, spec, inputs):
+        return [Verdict.of(x[0] >= 0) for x in inputs]
+
+    def postcondition_holds(self, task, spec, pairs):
+        self.calls.append(("post", len(pairs)))
+        return [Verdict.of(out == 2 * x[0]) for x, out in pairs]
+
+    def compile(self, task, impl=None, spec=None):
+        return None
+
+    def close(self):
+        pass
+
+
+def test_config_defaults_follow_table_3():
+    cfg = RunConfig()
+    assert cfg.seeds.candidates_per_round == 40
+    assert cfg.mutation.max_mutations_per_input == 15
+    assert cfg.mutation.multi_step_size == 5
+    assert cfg.mutation.ingredient_prob == 0.3
+    assert cfg.adversaries.max_adver_impl == 5
+    assert cfg.reduction.max_reject_inputs == 50
+    assert cfg.reduction.max_pairs == 50
+    assert cfg.reduction.keep_per_critical_bucket == 1
+
+
+def test_config_file_and_overrides(tmp_path: Path):
+    path = tmp_path / "c.toml"
+    path.write_text('seed = 7\n[mutation]\nmax_mutations_per_input = 3\n')
+    cfg = load_config(path, seed=11)
+    assert cfg.seed == 11 and cfg.mutation.max_mutations_per_input == 3
+    assert cfg.fingerprint("mutation") != RunConfig().fingerprint("mutation")
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[mutation]\nmax_mutations = 3\n")
+    with pytest.raises(ValueError, match="max_mutations"):
+        load_config(bad)
+
+
+def test_atomic_write_leaves_no_temp_files(tmp_path: Path):
+    target = tmp_path / "a" / "x.json"
+    write_json_atomic(target, {"k": [1, 2]})
+    write_json_atomic(target, {"k": [3]})
+    assert json.loads(target.read_text()) == {"k": [3]}
+    assert [p.name for p in target.parent.iterdir()] == ["x.json"]
+
+
+def test_artifacts_are_keyed_by_fingerprint(tmp_path: Path):
+    rd = RunDir(tmp_path)
+    rd.save_artifact("t1", "classify", "fp1", {"n": 1})
+    assert rd.load_artifact("t1", "classify", "fp1") == {"n": 1}
+    assert rd.load_artifact("t1", "classify", "fp2") is None
+    rd.artifact_path("t1", "broken").write_text("{half")
+    assert rd.load_artifact("t1", "broken", "fp1") is None
+
+
+def test_cache_serves_repeats_and_batches_misses(tmp_path: Path):
+    task = make_task()
+    inner = CountingBackend()
+    cache = OracleCache(tmp_path / "oracle.sqlite")
+    backend = CachingBackend(inner, cache)
+    first = backend.classify(task, [(1,), (-2,), (99,)])
+    assert [c.label for c in first] == [Label.EXPECTED, Label.UNEXPECTED, Label.UNKNOWN]
+    again = backend.classify(task, [(1,), (-2,), (99,), (5,)])
+    assert again[:3] == first
+    # unknowns are not cached (they may be the machine's fault); new items batch together
+    assert inner.calls == [("classify", 3), ("classify", 2)]
+    outs = backend.run(task, None, [(3,), (7,)])
+    assert outs[0] == Outcome(True, 6) and not outs[1].ok
+    backend.run(task, None, [(3,), (7,)])
+    assert inner.calls[-1] == ("run", 1)  # the timeout is retried, the value is not
+    cache.close()
+    reopened = CachingBackend(CountingBackend(), OracleCache(tmp_path / "oracle.sqlite"))
+    assert reopened.classify(task, [(1,)]) == [first[0]]
+    assert reopened.inner.calls == []
+
+
+def test_assemble_plus_keeps_original_rows_and_merges():
+    task = make_task()
+    pairs = [((1,), 2, "original:test"), ((5,), 10, "mutation"), ((6,), 12, "seed")]
+    plus = assemble_plus(task, pairs, {(1,): [4, 3], (5,): [11]}, [(-3,), (-1,)],
+                         keep_nonkilling=False)
+    assert [t.input for t in plus.tests] == [(1,), (5,)]
+    assert plus.tests[0].unexpected == [3, 4]  # original first, then new, no duplicates
+    assert plus.tests[0].provenance == "original"
+    assert plus.reject_inputs == [(-1,), (-3,)]
+    full = assemble_plus(task, pairs, {}, [], keep_nonkilling=True)
+    assert [t.input for t in full.tests] == [(1,), (5,), (6,)]
+    assert task.tests[0].unexpected == [3]  # the input task is not changed
