@@ -67,7 +67,7 @@ def _guard(errors: dict[str, str], part: str, fn: Callable[[], Any]) -> Any:
     """Call the backend; a raising backend makes this part unobservable, not fatal."""
     try:
         return fn()
-    except Exception as exc:  # noqa: BLE001 - one bad candidate never stops the run
+    except Exception as exc:
         errors[part] = f"backend: {type(exc).__name__}: {exc}"
         return None
 
@@ -292,4 +292,170 @@ def evaluate(
     report = EvaluationReport(suite, getattr(backend, "name", "?"), results,
                               tuple(sorted(set(ks))))
     report.wall_seconds = time.perf_counter() - t0
+    return report
+
+
+# --------------------------------------------------------------------------- discriminative power
+
+
+@dataclass(frozen=True)
+class MutantVerdict:
+    """How one suite scored one flawed candidate on the metric that should reject it."""
+
+    mutant_id: str
+    task_id: str
+    kind: str
+    operator: str
+    score: Bounded
+
+    @property
+    def detected(self) -> bool:
+        """Not PASS under the lower bound (unknown counts as not passing)."""
+        return self.score.lower is not Score.PASS
+
+    @property
+    def detected_definitely(self) -> bool:
+        """Not PASS even under the upper bound: the suite has evidence against it."""
+        return self.score.upper is not Score.PASS
+
+
+@dataclass
+class SuitePower:
+    """One suite's discriminative power over the shared pool of flawed candidates."""
+
+    suite: str
+    verdicts: list[MutantVerdict] = field(default_factory=list)
+    gt_problems: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+    code_seconds: float = 0.0
+    spec_seconds: float = 0.0
+
+    def rates(self) -> dict[str, dict[str, float | int]]:
+        """Per kind (and ``all``): total, detected (lower), detected (upper), shares."""
+        out: dict[str, dict[str, float | int]] = {}
+        kinds = sorted({v.kind for v in self.verdicts}, key=("code", "precond", "postcond").index)
+        for kind in [*kinds, "all"]:
+            vs = [v for v in self.verdicts if kind in ("all", v.kind)]
+            n = len(vs)
+            d = sum(v.detected for v in vs)
+            dd = sum(v.detected_definitely for v in vs)
+            out[kind] = {"mutants": n, "detected": d, "detected_definitely": dd,
+                         "rate": d / n if n else 0.0, "rate_definite": dd / n if n else 0.0}
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "suite": self.suite,
+            "rates": self.rates(),
+            "gt_problems": list(self.gt_problems),
+            "seconds": round(self.seconds, 3),
+            "code_seconds": round(self.code_seconds, 3),
+            "spec_seconds": round(self.spec_seconds, 3),
+            "undetected": [v.mutant_id for v in self.verdicts if not v.detected],
+        }
+
+
+@dataclass
+class PowerReport:
+    suites: list[SuitePower]
+    generated: int = 0
+    discarded: list[str] = field(default_factory=list)  # mutant id: reason
+    seed: int = 0
+    max_per_kind: int = 0
+    backend: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "backend": self.backend,
+            "seed": self.seed,
+            "max_per_kind": self.max_per_kind,
+            "mutants_generated": self.generated,
+            "mutants_discarded": self.discarded,
+            "suites": [s.to_json() for s in self.suites],
+            "caveat": "equivalent mutants (indistinguishable from the ground truth) count as "
+                      "not detected, so detection rates are lower bounds on true power",
+        }
+
+
+def usable_mutants(backend: Backend, tasks: Sequence[Task], max_per_kind: int, seed: int,
+                   ) -> tuple[list[Any], list[str]]:
+    """The mutant pool of ``tasks`` minus those the backend refuses to compile.
+
+    A mutant that does not build would be "detected" by any suite, so it says
+    nothing about the suite: it is discarded with its reason.
+    """
+    from veriscale.evaluation.mutants import task_mutants
+
+    keep: list[Any] = []
+    discarded: list[str] = []
+    for task in tasks:
+        try:
+            pool = task_mutants(task, max_per_kind, seed)
+        except Exception as exc:  # one bad task never stops the run
+            discarded.append(f"{task.id}: generation failed: {exc}")
+            continue
+        for m in pool:
+            c = m.candidate
+            try:
+                err = backend.compile(task, impl=c.impl) if c.impl is not None else \
+                    backend.compile(task, spec=c.spec)
+            except Exception as exc:
+                err = f"backend: {exc}"
+            if err is None:
+                keep.append(m)
+            else:
+                discarded.append(f"{m.id}: {str(err).splitlines()[0][:160] if err else err}")
+    return keep, discarded
+
+
+def discriminative_power(
+    backend: Backend,
+    suites: Sequence[tuple[str, Sequence[Task]]],
+    *,
+    max_per_kind: int = 20,
+    seed: int = 0,
+    progress: Callable[[str], None] | None = None,
+) -> PowerReport:
+    """Score the same flawed candidates (from the first suite's GT) and the GT on each suite."""
+    from veriscale.evaluation.mutants import gt_candidate
+
+    if not suites:
+        raise ValueError("no suites given")
+    ids = [sorted(t.id for t in tasks) for _, tasks in suites]
+    for (name, _), these in zip(suites[1:], ids[1:], strict=True):
+        if these != ids[0]:
+            a, b = set(ids[0]), set(these)
+            raise ValueError(
+                f"suite {name} has other task ids than {suites[0][0]}: "
+                f"missing {sorted(a - b)[:5]}, extra {sorted(b - a)[:5]}")
+    first = list(suites[0][1])
+    pool, discarded = usable_mutants(backend, first, max_per_kind, seed)
+    report = PowerReport([], len(pool) + len(discarded), discarded, seed, max_per_kind,
+                         getattr(backend, "name", "?"))
+    for name, tasks in suites:
+        sp = SuitePower(name)
+        t0 = time.perf_counter()
+        by_id = {t.id: t for t in tasks}
+        for task in tasks:
+            gt = evaluate_candidate(backend, task, gt_candidate(task))
+            sp.code_seconds += gt.code_seconds
+            sp.spec_seconds += gt.spec_seconds
+            for metric in ("code", "precond_sound_complete", "postcond_sound_complete"):
+                got = gt.metrics.get(metric)
+                if got is None or got.lower is not Score.PASS:
+                    tallies = {k: v.to_json() for k, v in gt.tallies.items()}
+                    err = "; ".join(f"{k}: {v[:200]}" for k, v in gt.errors.items())
+                    sp.gt_problems.append(
+                        f"{task.id}: ground truth scores {got.lower.value if got else 'nothing'}"
+                        f" on {metric} (tests {tallies}{'; ' + err if err else ''})")
+        for m in pool:
+            r = evaluate_candidate(backend, by_id[m.task_id], m.candidate)
+            sp.code_seconds += r.code_seconds
+            sp.spec_seconds += r.spec_seconds
+            score = r.metrics.get(m.metric, Bounded.exact(Score.UNKNOWN))
+            sp.verdicts.append(MutantVerdict(m.id, m.task_id, m.kind, m.operator, score))
+        sp.seconds = time.perf_counter() - t0
+        report.suites.append(sp)
+        if progress is not None:
+            progress(name)
     return report

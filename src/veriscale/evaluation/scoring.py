@@ -14,9 +14,12 @@ outcome               verdict    why
 ok, equal value       PASS
 ok, other value       FAIL       wrong answer
 ``timeout``           UNKNOWN    we cannot tell; never PASS
+``memory``,           UNKNOWN    a resource limit, like a timeout
+``output_limit``
 ``unknown``/``lost``  UNKNOWN    the backend could not run the check at all
-``crash`` (runtime    FAIL       the candidate raised / panicked on a valid
-error), ``ill_typed``            input or returned a value of the wrong type
+``crash``/``error``   FAIL       the candidate raised / panicked on a valid
+(runtime error),                 input, exited, or returned a value of the
+``exit``, ``ill_typed``          wrong type
 ``compile``           FAIL       the candidate does not build
 ====================  =========  ============================================
 
@@ -64,7 +67,13 @@ class Score(enum.Enum):
 
 
 # Outcome failure kinds that mean "we could not observe the candidate", not "it is wrong".
-UNKNOWN_FAILURE_KINDS = frozenset({"timeout", "unknown", "lost", "backend", "infra"})
+# Resource limits (time, memory, output size) and infrastructure failures are
+# UNKNOWN; everything else (raised exception, crash, exit, ill-typed result,
+# compile error) is FAIL.
+UNKNOWN_FAILURE_KINDS = frozenset({
+    "timeout", "memory", "output_limit", "unknown", "lost", "backend", "infra",
+    "missing_module",
+})
 
 METRICS_CODE = ("code",)
 METRICS_PRECOND = ("precond_sound", "precond_complete", "precond_sound_complete")

@@ -128,10 +128,10 @@ def _indent_body(body: str) -> str:
 def lean_code_definition(task: Task, body: str, code_aux: str = "") -> str:
     """``code_aux`` then ``def F (params) (h_precond : F_precond (p1) ...) : Ret :=`` + body."""
     sig = task.signature
-    params = " ".join(f"({p.name} : {p.type_text})" for p in sig.params)
-    args = " ".join(f"({p.name})" for p in sig.params)
-    head = f"def {sig.name} {params} (h_precond : {sig.name}_precond {args}) : {sig.return_text} :="
-    head = " ".join(head.split("  "))  # no double space when there are no parameters
+    precond_call = " ".join([f"{sig.name}_precond"] + [f"({p.name})" for p in sig.params])
+    binders = [f"({p.name} : {p.type_text})" for p in sig.params]
+    binders.append(f"(h_precond : {precond_call})")
+    head = f"def {sig.name} {' '.join(binders)} : {sig.return_text} :="
     parts = [code_aux.strip("\n")] if code_aux.strip() else []
     parts.append(head + "\n" + _indent_body(body))
     return "\n\n".join(parts) + "\n"

@@ -328,8 +328,8 @@ class Pipeline:
                 **s.extra,
             }
         usage: dict[str, Any] = {}
-        if self._provider is not None and hasattr(self._provider, "usage"):
-            u = self._provider.usage
+        u = getattr(self._provider, "usage", None) if self._provider is not None else None
+        if u is not None:
             usage = u.to_dict() if hasattr(u, "to_dict") else dict(u)
         formats = sorted({detect_format(d) for d in task_dirs(self.benchmark_dir)})
         return {

@@ -6,9 +6,10 @@ same inputs in the same order. Replaying that code on VerinaPlus reproduces the
 released VerinaLite ``reject_inputs.json`` for all 189 tasks, so matching it
 keeps our Lite suites comparable with theirs.
 
-Because of that, the algorithm works on what they worked on: VERINA-JSON input
-dicts (``{"param": json_value}``), and it inspects values the way their code
-does, quirks included:
+Because of that, the algorithm works on what they worked on: rows of a VERINA
+``reject_inputs.json`` (``{"input": {"param": json_value}}``, extra keys are
+carried along but ignored), and it inspects the VERINA-JSON values the way
+their code does, quirks included:
 
 * a *numeric scalar* is a JSON int (not a bool) or a string matching
   ``[+-]?\\d+`` after stripping whitespace (so a ``String`` parameter whose text
@@ -26,8 +27,8 @@ representative per (shape, features) signature, by priority) and
 ``fallback_fill`` (the rest by priority). The result lists the critical rows
 sorted by priority, then the diversity rows, then the fallback rows.
 
-Use :func:`reduce_reject_inputs` on encoded dicts, or
-:func:`reduce_canonical_inputs` on canonical :data:`Input` tuples.
+Use :func:`reduce_reject_inputs` on rows, or :func:`reduce_canonical_inputs`
+on canonical :data:`Input` tuples (encoded with ``Signature.encode_input``).
 """
 
 from __future__ import annotations
@@ -312,10 +313,13 @@ def input_signature(inp: Mapping[str, Any]) -> InputSignature:
 def row_priority(inp: Mapping[str, Any]) -> tuple[int, int, int, str]:
     """Ascending is better: most critical, smallest, most feature-rich, then text.
 
-    The released code compares ``stable_json(row)`` of the whole row
-    ``{"input": ...}`` (or of the row with its metadata, whose first sorted key
-    is also ``input``). Complete JSON objects are never strict prefixes of one
-    another, so that order equals the order of ``canonical_json(input)`` used here.
+    The released code's last key is ``stable_json(row)``: of the row
+    ``{"input": ...}``, or (when re-sorting the critical picks) of the row with
+    its metadata, whose first sorted key is also ``input``. Complete JSON
+    objects are never strict prefixes of one another, so both orders equal the
+    order of ``canonical_json(input)`` used here — for released-form rows. Rows
+    with extra keys are ordered by their input alone, so metadata never changes
+    a selection.
     """
     sig = input_signature(inp)
     return (
@@ -343,10 +347,12 @@ class RejectSelection:
     stage: str
     bucket: str
     signature: InputSignature
+    input: Mapping[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
             "index": self.index,
+            "input": dict(self.input),
             "stage": self.stage,
             "signature": self.signature.to_json(),
         }
@@ -357,14 +363,14 @@ class RejectSelection:
 
 @dataclass
 class ReductionResult:
-    """The kept inputs in the released order, with one log entry each."""
+    """The kept rows (as given) in the released order, with one log entry each."""
 
     selected: list[dict[str, Any]]
     log: list[RejectSelection]
     raw_count: int
     unique_count: int
     budget: int
-    skipped: list[int] = field(default_factory=list)  # positions of rows that are not dicts
+    skipped: list[int] = field(default_factory=list)  # rows without a dict "input"
 
     @property
     def indices(self) -> list[int]:
@@ -387,29 +393,40 @@ class ReductionResult:
             "skipped": list(self.skipped),
         }
 
+    def log_dict(self) -> dict[str, Any]:
+        """JSON-ready summary plus the per-row log (stage, bucket, signature)."""
+        return {**self.summary(), "selection": [entry.to_json() for entry in self.log]}
+
 
 @dataclass(frozen=True)
 class _Row:
     index: int
+    row: Mapping[str, Any]
     input: Mapping[str, Any]
     key: str
     signature: InputSignature
     priority: tuple[int, int, int, str]
 
 
-def _make_row(index: int, inp: Mapping[str, Any]) -> _Row:
-    return _Row(index, inp, canonical_json(inp), input_signature(inp), row_priority(inp))
+def _make_row(index: int, row: Mapping[str, Any]) -> _Row:
+    inp = row["input"]
+    return _Row(index, row, inp, canonical_json(inp), input_signature(inp), row_priority(inp))
 
 
 def _dedup(rows: Sequence[Any]) -> tuple[list[_Row], list[int]]:
+    """Unique rows by canonical input JSON (first occurrence wins).
+
+    Rows that are not ``{"input": {...}}`` are skipped, as the released loader
+    drops them.
+    """
     seen: set[str] = set()
     unique: list[_Row] = []
     skipped: list[int] = []
-    for index, inp in enumerate(rows):
-        if not isinstance(inp, Mapping):
+    for index, raw in enumerate(rows):
+        if not isinstance(raw, Mapping) or not isinstance(raw.get("input"), Mapping):
             skipped.append(index)
             continue
-        row = _make_row(index, inp)
+        row = _make_row(index, raw)
         if row.key in seen:
             continue
         seen.add(row.key)
@@ -461,9 +478,10 @@ def reduce_reject_inputs(
 ) -> ReductionResult:
     """Keep at most ``budget`` reject inputs, the released way, in the released order.
 
-    ``rows`` are VERINA-JSON input dicts (``{"param": json_value}``), not
-    ``{"input": ...}`` wrappers. Exact duplicates (by canonical JSON) count once;
-    entries that are not dicts are skipped and reported in ``skipped``.
+    ``rows`` are ``{"input": {"param": json_value}, ...}`` as in a VERINA
+    ``reject_inputs.json``; the kept rows come back as given. Exact duplicate
+    inputs (by canonical JSON) count once; rows without a dict ``input`` are
+    skipped and reported in ``skipped``.
     """
     if budget < 0:
         raise ValueError(f"budget must be >= 0, got {budget}")
@@ -473,8 +491,8 @@ def reduce_reject_inputs(
 
     def result(chosen: list[tuple[_Row, str, str]]) -> ReductionResult:
         return ReductionResult(
-            selected=[dict(row.input) for row, _, _ in chosen],
-            log=[RejectSelection(row.index, stage, bucket, row.signature)
+            selected=[dict(row.row) for row, _, _ in chosen],
+            log=[RejectSelection(row.index, stage, bucket, row.signature, row.input)
                  for row, stage, bucket in chosen],
             raw_count=len(rows),
             unique_count=len(unique),
@@ -517,6 +535,6 @@ def reduce_canonical_inputs(
     Returns the kept canonical inputs in the released order, and the full result.
     Canonical inputs that encode to the same JSON count once.
     """
-    encoded = [signature.encode_input(inp) for inp in inputs]
+    encoded = [{"input": signature.encode_input(inp)} for inp in inputs]
     res = reduce_reject_inputs(encoded, budget=budget, keep_per_bucket=keep_per_bucket)
     return [inputs[i] for i in res.indices], res

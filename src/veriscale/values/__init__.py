@@ -32,13 +32,13 @@ from veriscale.values.value import (
     to_native,
     values_equal,
 )
-from veriscale.values.verina_json import decode, encode, render_hazard
+from veriscale.values.verina_json import decode, encode, json_render_hazard, render_hazard
 
 __all__ = [
     "BOOL", "CHAR", "FLOAT", "INT", "NAT", "STRING", "UINT8",
     "ArrayT", "IllTyped", "LeanType", "ListT", "Opaque", "OpaqueValue", "OptionT",
     "ProdT", "Scalar", "Some", "TypeParseError", "Unparsable", "ValueError_",
-    "check", "conform", "decode", "encode", "from_native", "is_modelled",
+    "check", "conform", "decode", "encode", "from_native", "is_modelled", "json_render_hazard",
     "lean_char", "lean_string", "parse_lean", "parse_type", "render_hazard",
     "to_lean", "to_native", "values_equal",
 ]

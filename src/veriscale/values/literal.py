@@ -146,7 +146,7 @@ _TOKEN = re.compile(
       (?P<str>"(?:[^"\\]|\\.)*")
     | (?P<chr>'(?:[^'\\]|\\x[0-9a-fA-F]{2}|\\u\{[0-9a-fA-F]+\}|\\u[0-9a-fA-F]{4}|\\.)')
     | (?P<num>-?(?:\d+\.\d*(?:[eE][-+]?\d+)?|\d+[eE][-+]?\d+|\d+))
-    | (?P<name>[A-Za-z_][\w.]*)
+    | (?P<name>\.?[A-Za-z_][\w.]*)
     | (?P<punct>\#\[|:=|[-\[\](),{}/])
     )""",
     re.VERBOSE,
@@ -174,9 +174,11 @@ def _unescape(body: str) -> str:
             out.append(chr(int(body[i + 2 : i + 4], 16)))
             i += 4
         elif e == "u" and body[i + 2 : i + 3] == "{":
-            end = body.index("}", i)
-            out.append(chr(int(body[i + 3 : end], 16)))
-            i = end + 1
+            m = re.match(r"\{([0-9a-fA-F]{1,6})\}", body[i + 2 :])
+            if m is None or int(m.group(1), 16) > 0x10FFFF:
+                raise Unparsable(f"bad unicode escape in literal: {body[i:i + 12]!r}")
+            out.append(chr(int(m.group(1), 16)))
+            i += 2 + m.end()
         elif e == "u" and re.match(r"[0-9a-fA-F]{4}", body[i + 2 : i + 6]):
             out.append(chr(int(body[i + 2 : i + 6], 16)))
             i += 6
@@ -213,7 +215,7 @@ class _Tokens:
         return tok
 
     def expect(self, value: str) -> None:
-        kind, got = self.next()
+        _kind, got = self.next()
         if got != value:
             raise Unparsable(f"expected {value!r}, found {got!r} in {self.text!r}")
 
@@ -350,7 +352,7 @@ def _parse_scalar(toks: _Tokens, name: str) -> Any:
 
 
 def _parse_seq(toks: _Tokens, t: ListT | ArrayT) -> tuple[Any, ...]:
-    kind, word = toks.next()
+    _kind, word = toks.next()
     if word == "{":  # `#reduce` of an Array: `{ toList := [..] }`
         name = toks.next()[1]
         if name not in ("toList", "data"):
@@ -369,7 +371,7 @@ def _parse_seq(toks: _Tokens, t: ListT | ArrayT) -> tuple[Any, ...]:
         return ()
     while True:
         items.append(_parse(toks, t.elem))
-        kind, word = toks.next()
+        _kind, word = toks.next()
         if word == "]":
             return tuple(items)
         if word != ",":

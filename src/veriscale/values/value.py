@@ -37,7 +37,7 @@ from veriscale.values.types import (
 )
 
 
-class ValueError_(ValueError):  # noqa: N801 - a family name, not a shadow of the builtin
+class ValueError_(ValueError):  # a family name, not a shadow of the builtin
     """Base class: a value that cannot be used as a value of its declared type."""
 
 

@@ -5,6 +5,14 @@ JSON strings and every compound value as a Lean literal *string*
 (``"#[1, 2]"``, ``"some (1)"``); VerinaPlus adds JSON lists for some ``List``
 parameters. :func:`decode` accepts all of these; :func:`encode` writes the one
 form the VERINA harness renders correctly (it pastes ``str(value)`` into Lean).
+
+Because VERINA pastes a ``String`` as ``'"' + v + '"'`` and a ``Char`` as
+``"'" + v + "'"``, the JSON text of those two types is read by Lean as the
+*body* of a literal. :func:`encode` therefore writes the escaped body
+(``a\\"b`` for ``a"b``), which the harness turns into the right Lean literal,
+and :func:`decode` reads escapes back. Plain text without a backslash (all of
+VERINA's own strings) decodes to itself. :func:`json_render_hazard` says when
+a stored JSON value would still break or be misread by that renderer.
 """
 
 from __future__ import annotations
@@ -13,7 +21,7 @@ import math
 import re
 from typing import Any
 
-from veriscale.values.literal import parse_lean, to_lean
+from veriscale.values.literal import lean_char, lean_string, parse_lean, to_lean
 from veriscale.values.types import ArrayT, LeanType, ListT, Opaque, ProdT, Scalar
 from veriscale.values.value import IllTyped, OpaqueValue, Unparsable, check, conform
 
@@ -67,8 +75,28 @@ def _decode_scalar(name: str, raw: Any) -> Any:
     if name == "Char":
         if isinstance(raw, str) and len(raw) >= 3 and raw[0] == raw[-1] == "'":
             return parse_lean(Scalar(name), raw)
+        if isinstance(raw, str) and len(raw) > 1 and raw.startswith("\\"):
+            try:  # an escaped body such as `\n`, which VERINA pastes between quotes
+                return parse_lean(Scalar(name), "'" + raw + "'")
+            except Unparsable:
+                pass
         return conform(Scalar(name), raw)
-    return conform(Scalar(name), raw)  # String: the raw JSON string
+    if name == "String" and isinstance(raw, str):
+        return _decode_string_body(raw)
+    return conform(Scalar(name), raw)
+
+
+def _decode_string_body(raw: str) -> str:
+    """VERINA pastes a String between quotes without escaping, so Lean reads the
+    JSON text as the *body* of a string literal: ``a\\nb`` means a newline.
+    Text that is not a valid body (a bare ``"``, an unknown escape) cannot mean
+    anything to Lean; it is kept as is and reported as a render hazard."""
+    if "\\" not in raw:
+        return raw
+    try:
+        return parse_lean(Scalar("String"), '"' + raw + '"')
+    except (Unparsable, IllTyped):
+        return raw
 
 
 def encode(t: LeanType, v: Any) -> Any:
@@ -77,8 +105,13 @@ def encode(t: LeanType, v: Any) -> Any:
     if why:
         raise IllTyped(why)
     if isinstance(t, Scalar):
-        if t.name == "Float" and (math.isnan(v) or math.isinf(v)):
+        if t.name == "Float" and (math.isnan(v) or math.isinf(v) or "e" in repr(v)):
+            # `str(v)` would paste `nan`, `inf` or `1e+16` into Lean.
             return to_lean(t, v, arg=False)
+        if t.name == "String":
+            return lean_string(v)[1:-1]
+        if t.name == "Char":
+            return lean_char(v)[1:-1]
         return v
     if isinstance(t, Opaque):
         return v.text
@@ -96,4 +129,78 @@ def render_hazard(t: LeanType, v: Any) -> str | None:
     return None
 
 
-__all__ = ["decode", "encode", "render_hazard"]
+_VALID_ESCAPE = re.compile(r"""\\(?:[nrt\\"']|x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4})""")
+
+
+def _body_units(text: str, quote: str) -> tuple[int, str | None]:
+    """Scan ``text`` as the body of a Lean literal delimited by ``quote``:
+    the number of characters it denotes, and why it is not a valid body."""
+    count = 0
+    i = 0
+    while i < len(text):
+        c = text[i]
+        if c == "\\":
+            m = _VALID_ESCAPE.match(text, i)
+            if m is None:
+                return count, "a backslash that is not a Lean escape"
+            i = m.end()
+        elif c == quote:
+            return count, f"an unescaped {quote}"
+        elif ord(c) < 0x20 or ord(c) == 0x7F:
+            return count, f"a raw control character {c!r}"
+        else:
+            i += 1
+        count += 1
+    return count, None
+
+
+def json_render_hazard(t: LeanType, raw: Any) -> str | None:
+    """Why VERINA's renderer (``str(raw)``, quotes pasted around String/Char,
+    no escaping) would turn this *stored JSON value* into broken or different
+    Lean; ``None`` when it renders faithfully."""
+    if isinstance(t, Scalar) and t.name in ("String", "Char") and isinstance(raw, str):
+        quote = '"' if t.name == "String" else "'"
+        count, why = _body_units(raw, quote)
+        if why:
+            return f"{t.name} {raw!r} holds {why}, which VERINA pastes into Lean unescaped"
+        if t.name == "Char" and count != 1:
+            return f"Char {raw!r} is not one character; VERINA renders '{raw}'"
+        return None
+    if isinstance(t, Scalar) and t.name == "Float" and isinstance(raw, float):
+        if math.isnan(raw) or math.isinf(raw) or "e" in repr(raw):
+            return f"Float {raw!r} renders as {str(raw)!r}, which is not a Lean float literal"
+        return None
+    if isinstance(raw, list):
+        why = _json_list_hazard(t, raw)
+        if why:
+            return f"JSON list {str(raw)[:60]!r}: {why}; VERINA pastes Python's str() into Lean"
+    if raw is None:
+        return f"null renders as 'None', which is not a Lean value of {t}"
+    return None
+
+
+def _json_list_hazard(t: LeanType, raw: Any) -> str | None:
+    """Why Python's ``str(raw)`` is not the Lean literal of ``t`` that ``raw`` encodes."""
+    if isinstance(raw, list):
+        if isinstance(t, ArrayT):
+            return f"a list literal is not an {t}"
+        if isinstance(t, ProdT):
+            return f"a list literal is not a pair of {t}"
+        if isinstance(t, ListT):
+            for item in raw:
+                why = _json_list_hazard(t.elem, item)
+                if why:
+                    return why
+        return None
+    if isinstance(raw, bool) or raw is None:
+        return f"{raw!r} is not Lean"
+    if isinstance(raw, str):
+        if isinstance(t, Scalar) and t.name == "Char" and len(raw) == 1:
+            return None if repr(raw) == lean_char(raw) else f"{raw!r} is not a Lean char literal"
+        return f"{raw!r} uses Python's quotes"
+    if isinstance(raw, float) and (math.isnan(raw) or math.isinf(raw) or "e" in repr(raw)):
+        return f"{raw!r} is not a Lean float literal"
+    return None
+
+
+__all__ = ["decode", "encode", "json_render_hazard", "render_hazard"]

@@ -28,6 +28,7 @@ Requests and replies:
 from __future__ import annotations
 
 import builtins
+import contextlib
 import json
 import math
 import os
@@ -61,11 +62,11 @@ HEADER = struct.Struct(">I")
 SMALL_INT = 1 << 63
 
 
-class _Deadline(BaseException):  # noqa: N818 - raised by the alarm, not an error
+class _Deadline(BaseException):
     """Raised by SIGALRM inside user code when an item exceeds its time limit."""
 
 
-class _Unsupported(Exception):  # noqa: N818
+class _Unsupported(TypeError):
     """A user value that has no wire form (set, dict, custom object...)."""
 
 
@@ -156,6 +157,8 @@ def _restricted_import(name: str, globals: Any = None, locals: Any = None,
                        fromlist: Any = (), level: int = 0) -> Any:
     if level != 0 or name.split(".")[0] not in SAFE_MODULES:
         raise ImportError(f"import of {name!r} is not allowed in the sandbox")
+    if any(str(n).startswith("_") for n in fromlist or ()):
+        raise ImportError(f"import of private names from {name!r} is not allowed in the sandbox")
     return builtins.__import__(name, globals, locals, fromlist, level)
 
 
@@ -188,13 +191,20 @@ def _cpu_guard(cpu_seconds: float | None) -> None:
     used = resource.getrusage(resource.RUSAGE_SELF)
     now = used.ru_utime + used.ru_stime
     _, hard = resource.getrlimit(resource.RLIMIT_CPU)
-    soft = int(math.ceil(now + cpu_seconds))
+    soft = math.ceil(now + cpu_seconds)
     if hard != resource.RLIM_INFINITY:
         soft = min(soft, hard)
-    try:
+    with contextlib.suppress(ValueError, OSError):
         resource.setrlimit(resource.RLIMIT_CPU, (soft, hard))
-    except (ValueError, OSError):  # pragma: no cover
-        pass
+
+
+def _reset_std_streams() -> None:
+    """User prints go to /dev/null (the protocol is elsewhere); a stream that user
+    code closed or replaced is reopened so the next item's prints still work."""
+    for name in ("stdout", "stderr"):
+        stream = getattr(sys, name)
+        if stream is None or getattr(stream, "closed", True) or not hasattr(stream, "write"):
+            setattr(sys, name, open(os.devnull, "w", encoding="utf-8"))  # noqa: SIM115
 
 
 def describe_failure(exc: BaseException) -> str:
@@ -228,7 +238,7 @@ class Worker:
         ns["__builtins__"] = restricted_builtins() if req.get("restricted") else builtins
         try:
             code = compile(req["source"], "<candidate>", "exec")
-        except BaseException as exc:  # noqa: BLE001 - SyntaxError and friends
+        except BaseException as exc:
             return {"ok": False, "error": f"compile: {type(exc).__name__}: {exc}"}
         try:
             _cpu_guard(self.cfg.get("cpu_seconds"))
@@ -237,7 +247,7 @@ class Worker:
                 exec(code, ns)
             finally:
                 _disarm()
-        except BaseException as exc:  # noqa: BLE001
+        except BaseException as exc:
             return {"ok": False, "error": f"compile: {describe_failure(exc)}"}
         self.modules[key] = ns
         while len(self.modules) > MAX_MODULES:
@@ -246,6 +256,8 @@ class Worker:
 
     def call(self, req: dict[str, Any]) -> None:
         ns = self.modules.get(req["key"])
+        if ns is not None:
+            self.modules.move_to_end(req["key"])  # LRU, mirrored by the parent
         items = req["items"]
         timeout = float(req.get("timeout", 2.0))
         fn = None
@@ -270,6 +282,7 @@ class Worker:
         start = time.perf_counter()
         try:
             args = decode_value(raw)
+            _reset_std_streams()
             if "random" in sys.modules:
                 sys.modules["random"].seed(0)  # adversaries that use random stay deterministic
             _cpu_guard(self.cfg.get("cpu_seconds"))
@@ -286,7 +299,7 @@ class Worker:
             return self._error(i, f"ill_typed: {exc}", start)
         except RecursionError:
             return self._error(i, "crash: recursion: maximum recursion depth exceeded", start)
-        except BaseException as exc:  # noqa: BLE001 - every user failure is an item verdict
+        except BaseException as exc:
             return self._error(i, describe_failure(exc), start)
         if len(body) > self.max_output:
             return self._error(i, f"output_limit: result of {len(body)} bytes", start)
@@ -309,6 +322,12 @@ class Worker:
                 self.channel.send(self.load(req))
             elif op == "call":
                 self.call(req)
+            elif op == "probe":
+                ns = self.modules.get(req["key"]) or {}
+                if ns:
+                    self.modules.move_to_end(req["key"])
+                found = next((n for n in req["funcs"] if callable(ns.get(n))), None)
+                self.channel.send({"defined": found})
             elif op == "ping":
                 self.channel.send({"ok": True})
             elif op == "quit":
@@ -323,8 +342,7 @@ def main(argv: list[str]) -> int:
     cfg = channel.recv()
     apply_limits(cfg)
     signal.signal(signal.SIGALRM, _on_alarm)
-    # User prints go nowhere (print() is a no-op on None); the protocol is elsewhere.
-    sys.stdin = sys.stdout = sys.stderr = None
+    _reset_std_streams()
     channel.send({"ready": True, "pid": os.getpid()})
     Worker(channel, cfg).serve()
     return 0

@@ -1,0 +1,661 @@
+"""The Lean backend: every oracle question answered by batched Lean files.
+
+Each operation turns its items into Lean commands (one per item), packs the
+commands of one or *several* tasks into few files (``render.layout_file``), runs
+each file once (``runner``), and maps each message back to its item by line.
+The authors ran one Lean process per check (up to ten per candidate input);
+here one process answers up to ``chunk_size`` checks of up to
+``tasks_per_file`` tasks.
+
+Two evaluation modes:
+
+* ``kernel`` (default on WASM, the only mode there): ``#reduce decide (P)``
+  prints ``true``/``false``; ``#reduce`` of a call prints a normal form, with
+  Strings/Chars projected to code points (``render.projection``).
+* ``compiled`` (default on native): ``#eval! decide (P)`` and ``#eval! call``
+  with ``format.width`` so large that no value is ever wrapped or truncated.
+
+Unknown is never promoted: a check with no clean ``true``/``false`` (stuck
+reduction, no ``Decidable`` instance, heartbeats, timeout, crash) is UNKNOWN
+with the reason. Batch API, for packing many tasks into one file (what makes
+WASM usable: each Lean start costs about two minutes)::
+
+    backend.classify_many([(task, inputs), ...])
+    backend.run_many([(task, impl_or_None, inputs), ...])
+    backend.precondition_holds_many([(task, spec_or_None, inputs), ...])
+    backend.postcondition_holds_many([(task, spec_or_None, pairs), ...])
+    backend.check_inputs_many([(task, inputs), ...])
+    backend.evaluate_many([("classify", (task, inputs)), ("run", (task, None, inputs)), ...])
+
+``evaluate_many`` mixes operations: checks of the same task (and the same
+candidate) share one namespace and one elaboration of its definitions.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from veriscale.backends.base import (
+    BackendStats,
+    Classification,
+    Implementation,
+    Label,
+    Outcome,
+    Spec,
+    Verdict,
+)
+from veriscale.backends.lean import render
+from veriscale.backends.lean.runner import LeanMessage, LeanRunner, RunResult, make_runner
+from veriscale.backends.lean.safety import check_untrusted_lean
+from veriscale.benchmark.model import Input, Task
+from veriscale.values import parse_lean
+
+log = logging.getLogger(__name__)
+
+
+# ---------------------------------------------------------------- check outputs
+
+
+@dataclass
+class CheckOutput:
+    """What Lean said about one check, with the context needed to explain an unknown."""
+
+    messages: list[LeanMessage]
+    failure: str = ""  # "timeout" / "crash: ..." when the process did not end normally
+    definition_errors: list[str] = field(default_factory=list)
+    header_errors: list[str] = field(default_factory=list)
+    dropped_imports: list[str] = field(default_factory=list)
+
+    @property
+    def errors(self) -> list[str]:
+        return [m.text for m in self.messages if m.is_error]
+
+    @property
+    def infos(self) -> list[str]:
+        return [m.text.strip() for m in self.messages if m.severity == "information"]
+
+    def missing_reason(self) -> str:
+        """Why there is no answer: the process, the definitions, or the imports."""
+        if self.failure:
+            return self.failure
+        return self.context_reason() or "no result message"
+
+    def context_reason(self) -> str:
+        parts = []
+        if self.header_errors:
+            parts.append("file header failed: " + first_line(self.header_errors[0]))
+        if self.definition_errors:
+            parts.append("definitions failed to elaborate: " + first_line(self.definition_errors[0]))
+        if self.dropped_imports and (self.definition_errors or self.errors):
+            parts.append("imports unavailable here: " + ", ".join(self.dropped_imports))
+        return "; ".join(parts)
+
+
+def first_line(text: str, limit: int = 200) -> str:
+    line = next((x.strip() for x in text.splitlines() if x.strip()), "")
+    return line if len(line) <= limit else line[: limit - 3] + "..."
+
+
+def error_reason(text: str) -> str:
+    """A short, countable reason for a Lean error."""
+    low = text.lower()
+    if "failed to synthesize" in low and "decidable" in low:
+        return "no Decidable instance"
+    if "heartbeats" in low:
+        return "maxHeartbeats"
+    if "maximum recursion depth" in low:
+        return "maximum recursion depth"
+    if "unknown identifier" in low or "unknown constant" in low:
+        return "unknown identifier: " + first_line(text)
+    return "error: " + first_line(text)
+
+
+def bool_answer(out: CheckOutput) -> tuple[bool | None, str]:
+    """``true``/``false`` from ``#reduce decide``/``#eval! decide``; else None and why."""
+    if out.errors:
+        reason = error_reason(out.errors[0])
+        extra = out.context_reason()
+        return None, f"{reason} ({extra})" if extra else reason
+    for text in out.infos:
+        if text in ("true", "Bool.true"):
+            return True, ""
+        if text in ("false", "Bool.false"):
+            return False, ""
+    if out.infos:
+        return None, "stuck reduction: " + first_line(out.infos[0], 120)
+    return None, out.missing_reason()
+
+
+def check_answer(out: CheckOutput) -> str | None:
+    """``#check`` succeeded (None) or why not."""
+    if out.errors:
+        return "ill_typed: " + first_line(out.errors[0])
+    if not out.infos:
+        return "unknown: " + out.missing_reason()
+    return None
+
+
+def plausible_answer(out: CheckOutput) -> str:
+    """``counterexample``, ``none`` (no counter-example found) or ``unknown``."""
+    texts = [m.text for m in out.messages]
+    if any("Found a counter-example" in t for t in texts):
+        return "counterexample"
+    if any(("Unable to find a counter-example" in t or "no goals to be solved" in t
+            or "Gave up" in t) for t in texts):
+        return "none"
+    if out.messages and not out.errors:
+        return "none"
+    return "unknown"
+
+
+# ---------------------------------------------------------------- plans
+
+
+_Slot = tuple[str, Any]  # ("cmd", index of its command) or ("done", known result)
+
+
+@dataclass
+class _Plan:
+    """One request turned into commands for one unit, and how to read their answers."""
+
+    variant: render.Variant | None
+    commands: list[str]
+    slots: list[_Slot]  # per item: ("cmd", i) or ("done", result)
+    finish: Callable[[CheckOutput], Any]
+
+
+def _cmd(i: int) -> tuple[str, int]:
+    return ("cmd", i)
+
+
+def _done(result: Any) -> tuple[str, Any]:
+    return ("done", result)
+
+
+class LeanBackend:
+    """The Backend protocol over Lean (native or WASM), batched; see the module doc."""
+
+    name = "lean"
+
+    def __init__(
+        self,
+        runner: str | LeanRunner = "auto",
+        *,
+        lean_path: str | None = None,
+        project_dir: str | Path | None = None,
+        timeout: float | None = None,
+        workers: int | None = None,
+        mode: str = "auto",
+        cache_dir: str | Path | None = None,
+        chunk_size: int | None = None,
+        tasks_per_file: int | None = None,
+        max_heartbeats: int = 400000,
+        memory_mb: int | None = None,
+        work_dir: str | Path | None = None,
+        plausible: bool | None = None,
+        keep_files: bool = False,
+        **other: Any,
+    ) -> None:
+        if isinstance(runner, LeanRunner):
+            self.runner = runner
+        else:
+            self.runner = make_runner(
+                runner, lean_path=lean_path,
+                project_dir=Path(project_dir) if project_dir else None,
+                timeout=timeout, memory_mb=memory_mb,
+                cache_dir=Path(cache_dir) if cache_dir else None,
+                work_dir=Path(work_dir) if work_dir else None, plausible=plausible,
+            )
+        if mode not in ("auto", "kernel", "compiled"):
+            raise ValueError(f"unknown Lean mode {mode!r}; choose auto, kernel or compiled")
+        if mode == "auto":
+            mode = "compiled" if self.runner.supports_compiled else "kernel"
+        if mode == "compiled" and not self.runner.supports_compiled:
+            raise ValueError(f"the {self.runner.name} Lean runner supports kernel mode only")
+        self.mode = mode
+        wasm = self.runner.name == "wasm"
+        self.chunk_size = int(chunk_size or (600 if wasm else 300))
+        self.tasks_per_file = int(tasks_per_file or (20 if wasm else 8))
+        self.workers = max(1, int(workers or (1 if wasm else min(4, os.cpu_count() or 1))))
+        self.max_heartbeats = int(max_heartbeats)
+        self.keep_files = keep_files
+        self.stats = BackendStats()
+        self.stats.extra.update(runner=self.runner.name, mode=self.mode, files=0, timeouts=0,
+                                crashes=0)
+        ignored = sorted(k for k, v in other.items() if v is not None)
+        if ignored:
+            self.stats.extra["ignored_options"] = ignored
+        self._counter = 0
+
+    @property
+    def kernel(self) -> bool:
+        return self.mode == "kernel"
+
+    def close(self) -> None:
+        """Nothing stays running between calls: each file is one finished process."""
+
+    def __enter__(self) -> LeanBackend:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------ execution
+
+    def _allow_import(self, module: str) -> bool:
+        return self.runner.accepts_mathlib or render.is_core_import(module)
+
+    def _execute(self, jobs: Sequence[tuple[render.Variant, list[str]]]) -> list[list[CheckOutput]]:
+        """Run every job's commands; one :class:`CheckOutput` per command, in order."""
+        results: list[list[CheckOutput | None]] = [[None] * len(cmds) for _, cmds in jobs]
+        # One unit per distinct variant: checks of one task share its definitions.
+        unit_of: dict[tuple[str, ...], int] = {}
+        unit_variants: list[render.Variant] = []
+        unit_checks: list[list[tuple[int, int, str]]] = []  # (job, index, command)
+        for ji, (variant, cmds) in enumerate(jobs):
+            if not cmds:
+                continue
+            u = unit_of.setdefault(variant.key, len(unit_variants))
+            if u == len(unit_variants):
+                unit_variants.append(variant)
+                unit_checks.append([])
+            unit_checks[u].extend((ji, ci, c) for ci, c in enumerate(cmds))
+        files = self._pack(unit_variants, unit_checks)
+        if files:
+            with ThreadPoolExecutor(max_workers=min(self.workers, len(files))) as pool:
+                for outs in pool.map(self._run_file, files):
+                    for (ji, ci), out in outs:
+                        results[ji][ci] = out
+        final: list[list[CheckOutput]] = []
+        for row in results:
+            final.append([o if o is not None else CheckOutput([], "not run") for o in row])
+        return final
+
+    def _pack(
+        self, variants: list[render.Variant], checks: list[list[tuple[int, int, str]]]
+    ) -> list[list[tuple[render.Variant, list[tuple[int, int, str]]]]]:
+        """Split units into pieces of at most ``chunk_size`` checks, and pieces into files.
+
+        Order is kept (deterministic files); a file holds at most
+        ``tasks_per_file`` pieces and ``chunk_size`` checks in total.
+        """
+        pieces: list[tuple[render.Variant, list[tuple[int, int, str]]]] = []
+        for variant, items in zip(variants, checks, strict=True):
+            for start in range(0, len(items), self.chunk_size):
+                pieces.append((variant, items[start : start + self.chunk_size]))
+        files: list[list[tuple[render.Variant, list[tuple[int, int, str]]]]] = []
+        size = 0
+        for piece in pieces:
+            if not files or len(files[-1]) >= self.tasks_per_file \
+                    or size + len(piece[1]) > self.chunk_size:
+                files.append([])
+                size = 0
+            files[-1].append(piece)
+            size += len(piece[1])
+        return files
+
+    def _next_name(self) -> str:
+        self._counter += 1
+        return f"vs_{os.getpid()}_{id(self) & 0xFFFF:x}_{self._counter}.lean"
+
+    def _run_file(
+        self, pieces: list[tuple[render.Variant, list[tuple[int, int, str]]]]
+    ) -> list[tuple[tuple[int, int], CheckOutput]]:
+        units = [
+            render.Unit(render.namespace_for(v.task.id, i), v, [c for _, _, c in items])
+            for i, (v, items) in enumerate(pieces)
+        ]
+        layout = render.layout_file(units, kernel=self.kernel, max_heartbeats=self.max_heartbeats,
+                                    allow_import=self._allow_import)
+        path = self.runner.work_dir() / self._next_name()
+        path.write_text(layout.text, encoding="utf-8")
+        start = time.monotonic()
+        try:
+            result = self.runner.run_file(path)
+        except Exception as exc:  # a runner bug must not stop the run
+            log.exception("Lean runner failed on %s", path)
+            result = RunResult([], -1, stderr=f"runner error: {exc}")
+        finally:
+            if not self.keep_files:
+                with contextlib.suppress(OSError):
+                    path.unlink()
+        self._account(result, sum(len(items) for _, items in pieces), time.monotonic() - start)
+        if result.failure:
+            log.warning("Lean %s on %s (%d checks of %s)", result.failure, path.name,
+                        sum(len(i) for _, i in pieces),
+                        ", ".join(sorted({v.task.id for v, _ in pieces})))
+        att = render.attribute(layout, result.messages)
+        header_errors = [m.text for m in att.header if m.is_error]
+        failure = result.failure
+        outs: list[tuple[tuple[int, int], CheckOutput]] = []
+        for ui, (_variant, items) in enumerate(pieces):
+            def_errors = [m.text for m in att.definitions[ui] if m.is_error]
+            for ci, (ji, idx, _) in enumerate(items):
+                msgs = att.checks[ui][ci]
+                outs.append(((ji, idx), CheckOutput(
+                    msgs, failure, def_errors, header_errors, layout.dropped_imports)))
+        return outs
+
+    def _account(self, result: RunResult, checks: int, seconds: float) -> None:
+        self.stats.processes += 1
+        self.stats.checks += checks
+        self.stats.seconds += seconds
+        self.stats.extra["files"] += 1
+        if result.timed_out:
+            self.stats.extra["timeouts"] += 1
+        elif result.crashed:
+            self.stats.extra["crashes"] += 1
+
+    def _run_plans(self, plans: Sequence[_Plan]) -> list[list[Any]]:
+        jobs = [(p.variant, p.commands) for p in plans if p.variant is not None and p.commands]
+        outs = iter(self._execute(jobs))
+        answers: list[list[Any]] = []
+        for p in plans:
+            got = next(outs) if p.variant is not None and p.commands else []
+            answers.append([s[1] if s[0] == "done" else p.finish(got[s[1]]) for s in p.slots])
+        return answers
+
+    # ------------------------------------------------------------ plan builders
+
+    def _plan_items(
+        self, variant: render.Variant | None, items: Sequence[Any],
+        command: Callable[[Any], str], finish: Callable[[CheckOutput], Any],
+        on_bad: Callable[[str], Any],
+    ) -> _Plan:
+        commands: list[str] = []
+        slots: list[_Slot] = []
+        for item in items:
+            try:
+                text = command(item)
+            except Exception as exc:  # an ill-typed value: that item fails, not the call
+                slots.append(_done(on_bad(f"ill_typed: {exc}")))
+                continue
+            slots.append(_cmd(len(commands)))
+            commands.append(text)
+        return _Plan(variant, commands, slots, finish)
+
+    def _lean_task(self, task: Task) -> str | None:
+        if task.lean is None:
+            return f"{task.id}: task has no Lean sections"
+        return None
+
+    def _spec_problem(self, spec: Spec | None) -> str | None:
+        if spec is None:
+            return None
+        for name, text in (("precond", spec.precond), ("postcond", spec.postcond),
+                           ("precond_aux", spec.precond_aux), ("postcond_aux", spec.postcond_aux)):
+            if text:
+                why = check_untrusted_lean(text)
+                if why:
+                    return f"spec {name}: {why}"
+        bad = [m for m in render.import_lines(spec.imports) if not self._allow_import(m)]
+        if bad:
+            return f"spec imports unavailable here: {', '.join(bad)}"
+        return None
+
+    def _plan_check_inputs(self, task: Task, inputs: Sequence[Input]) -> _Plan:
+        bad = self._lean_task(task)
+        if bad:
+            return _Plan(None, [], [_done(f"unknown: {bad}") for _ in inputs], check_answer)
+        return self._plan_items(
+            render.Variant(task), inputs,
+            lambda inp: render.check_command(render.precond_term(task, inp)),
+            check_answer, lambda why: why)
+
+    def _plan_decide(self, task: Task, spec: Spec | None, inputs: Sequence[Input]) -> _Plan:
+        problem = self._lean_task(task) or self._spec_problem(spec)
+        variant = None if problem else render.Variant(task, spec=spec)
+        plan = self._plan_items(
+            variant, inputs,
+            lambda inp: render.decide_command(render.precond_term(task, inp), self.kernel),
+            bool_answer, lambda why: (None, why))
+        if problem:
+            plan.slots = [_done((None, problem)) for _ in inputs]
+            plan.commands = []
+        return plan
+
+    def _plan_post(
+        self, task: Task, spec: Spec | None, pairs: Sequence[tuple[Input, Any]]
+    ) -> _Plan:
+        problem = self._lean_task(task) or self._spec_problem(spec)
+        variant = None if problem else render.Variant(task, spec=spec)
+        plan = self._plan_items(
+            variant, pairs,
+            lambda pair: render.decide_command(render.postcond_term(task, pair[0], pair[1]),
+                                               self.kernel),
+            bool_answer, lambda why: (None, why))
+        if problem:
+            plan.slots = [_done((None, problem)) for _ in pairs]
+            plan.commands = []
+        return plan
+
+    def _plan_run(self, task: Task, impl: Implementation | None, inputs: Sequence[Input]) -> _Plan:
+        problem = self._lean_task(task)
+        if problem is None and impl is not None:
+            problem = check_untrusted_lean(impl.code)
+            problem = f"compile: {problem}" if problem else None
+        elif problem:
+            problem = f"unknown: {problem}"
+        ret = task.signature.return_type
+        if problem:
+            return _Plan(None, [], [_done(Outcome(False, error=problem)) for _ in inputs],
+                         lambda o: None)
+        variant = render.Variant(task, impl=impl)
+        with_proof = variant.code_needs_proof()
+        kernel = self.kernel
+
+        def finish(out: CheckOutput) -> Outcome:
+            return value_outcome(out, ret, kernel)
+
+        return self._plan_items(
+            variant, inputs,
+            lambda inp: render.value_command(render.call_term(task, inp, with_proof), ret, kernel),
+            finish, lambda why: Outcome(False, error=why))
+
+    def _plan_plausible(self, task: Task, inputs: Sequence[Input]) -> _Plan:
+        """Two examples per input, ``P`` and ``¬P``, as upstream's stage 2."""
+        name = f"{task.signature.name}_precond"
+        cmds: list[str] = []
+        for inp in inputs:
+            term = render.precond_term(task, inp)
+            cmds.append(render.plausible_command(f"({term})", name, postcond=False))
+            cmds.append(render.plausible_command(f"¬ ({term})", name, postcond=False))
+        return _Plan(render.Variant(task), cmds, [_cmd(i) for i in range(len(cmds))],
+                     plausible_answer)
+
+    # ------------------------------------------------------------ batch operations
+
+    def evaluate_many(self, requests: Sequence[tuple[str, tuple[Any, ...]]]) -> list[list[Any]]:
+        """Answer requests of mixed kinds in as few Lean files as possible.
+
+        ``requests`` are ``(operation, args)`` with the protocol's arguments, e.g.
+        ``("classify", (task, inputs))``; the answers are what the protocol
+        method would return, one list per request.
+        """
+        builders: dict[str, Callable[..., _Plan]] = {
+            "check_inputs": self._plan_check_inputs,
+            "classify": lambda task, inputs: self._plan_decide(task, None, inputs),
+            "precondition_holds": self._plan_decide,
+            "postcondition_holds": self._plan_post,
+            "run": self._plan_run,
+        }
+        plans = []
+        for op, args in requests:
+            if op not in builders:
+                raise ValueError(f"unknown operation {op!r}; choose {', '.join(builders)}")
+            plans.append(builders[op](*args))
+        answers = self._run_plans(plans)
+        out: list[list[Any]] = []
+        undecided: list[tuple[int, Task, list[int]]] = []
+        for ri, ((op, args), ans) in enumerate(zip(requests, answers, strict=True)):
+            if op in ("precondition_holds", "postcondition_holds"):
+                out.append([Verdict.of(b) for b, _ in ans])
+            elif op == "classify":
+                out.append([_classification(b, why) for b, why in ans])
+                todo = [i for i, (b, _) in enumerate(ans) if b is None]
+                if todo:
+                    undecided.append((ri, args[0], todo))
+            else:
+                out.append(ans)
+        if undecided:
+            self._plausible_stage(undecided, requests, out)
+        return out
+
+    def _plausible_stage(
+        self, undecided: list[tuple[int, Task, list[int]]],
+        requests: Sequence[tuple[str, tuple[Any, ...]]], out: list[list[Any]],
+    ) -> None:
+        """Stage 2 on inputs decide left open; where Plausible is missing, say so."""
+        if not self.runner.supports_plausible:
+            for ri, _task, todo in undecided:
+                for i in todo:
+                    c = out[ri][i]
+                    out[ri][i] = Classification(
+                        Label.UNKNOWN, "decide",
+                        f"{c.detail}; plausible stage skipped: Plausible is not available "
+                        f"on the {self.runner.name} runner")
+            return
+        plans = []
+        for ri, task, todo in undecided:
+            inputs = requests[ri][1][1]
+            plans.append(self._plan_plausible(task, [inputs[i] for i in todo]))
+        answers = self._run_plans(plans)
+        for (ri, _task, todo), ans in zip(undecided, answers, strict=True):
+            for k, i in enumerate(todo):
+                pos, neg = ans[2 * k], ans[2 * k + 1]
+                if neg == "counterexample" and pos != "counterexample":
+                    out[ri][i] = Classification(Label.EXPECTED, "plausible")
+                elif pos == "counterexample" and neg != "counterexample":
+                    out[ri][i] = Classification(Label.UNEXPECTED, "plausible")
+                else:
+                    out[ri][i] = Classification(
+                        Label.UNKNOWN, "plausible",
+                        f"{out[ri][i].detail}; plausible: P {pos}, not-P {neg}")
+
+    def check_inputs_many(self, jobs: Sequence[tuple[Task, Sequence[Input]]]
+                          ) -> list[list[str | None]]:
+        return self.evaluate_many([("check_inputs", j) for j in jobs])
+
+    def classify_many(self, jobs: Sequence[tuple[Task, Sequence[Input]]]
+                      ) -> list[list[Classification]]:
+        return self.evaluate_many([("classify", j) for j in jobs])
+
+    def run_many(self, jobs: Sequence[tuple[Task, Implementation | None, Sequence[Input]]]
+                 ) -> list[list[Outcome]]:
+        return self.evaluate_many([("run", j) for j in jobs])
+
+    def precondition_holds_many(self, jobs: Sequence[tuple[Task, Spec | None, Sequence[Input]]]
+                                ) -> list[list[Verdict]]:
+        return self.evaluate_many([("precondition_holds", j) for j in jobs])
+
+    def postcondition_holds_many(
+        self, jobs: Sequence[tuple[Task, Spec | None, Sequence[tuple[Input, Any]]]]
+    ) -> list[list[Verdict]]:
+        return self.evaluate_many([("postcondition_holds", j) for j in jobs])
+
+    # ------------------------------------------------------------ the protocol
+
+    def check_inputs(self, task: Task, inputs: Sequence[Input]) -> list[str | None]:
+        return self.evaluate_many([("check_inputs", (task, inputs))])[0]
+
+    def classify(self, task: Task, inputs: Sequence[Input]) -> list[Classification]:
+        return self.evaluate_many([("classify", (task, inputs))])[0]
+
+    def run(self, task: Task, impl: Implementation | None, inputs: Sequence[Input]
+            ) -> list[Outcome]:
+        return self.evaluate_many([("run", (task, impl, inputs))])[0]
+
+    def precondition_holds(self, task: Task, spec: Spec | None, inputs: Sequence[Input]
+                           ) -> list[Verdict]:
+        return self.evaluate_many([("precondition_holds", (task, spec, inputs))])[0]
+
+    def postcondition_holds(self, task: Task, spec: Spec | None,
+                            pairs: Sequence[tuple[Input, Any]]) -> list[Verdict]:
+        return self.evaluate_many([("postcondition_holds", (task, spec, pairs))])[0]
+
+    def compile(self, task: Task, impl: Implementation | None = None,
+                spec: Spec | None = None) -> str | None:
+        """``None`` when the code/spec elaborates next to the task's definitions."""
+        return self.compile_many([(task, impl, spec)])[0]
+
+    def compile_many(
+        self, jobs: Sequence[tuple[Task, Implementation | None, Spec | None]]
+    ) -> list[str | None]:
+        """Compile many candidates at once; each unit's definitions are checked for errors."""
+        answers: list[str | None] = [None] * len(jobs)
+        runnable: list[tuple[int, render.Variant]] = []
+        for k, (task, impl, spec) in enumerate(jobs):
+            problem = self._lean_task(task) or self._spec_problem(spec)
+            if problem is None and impl is not None:
+                problem = check_untrusted_lean(impl.code)
+            if problem:
+                answers[k] = problem
+            else:
+                runnable.append((k, render.Variant(task, spec=spec, impl=impl)))
+        # One `#check` of the candidate's main definition per unit: it proves the
+        # unit was reached, and fails if the definition was not added.
+        outs = self._execute([(v, [render.check_command("@" + _main_name(v))])
+                              for _, v in runnable])
+        for (k, _v), (out,) in zip(runnable, outs, strict=True):
+            if out.definition_errors:
+                answers[k] = "compile: " + first_line(out.definition_errors[0], 500)
+            elif out.errors:
+                answers[k] = "compile: " + first_line(out.errors[0], 500)
+            elif not out.infos:
+                answers[k] = "unknown: " + out.missing_reason()
+        return answers
+
+
+def _main_name(variant: render.Variant) -> str:
+    name = variant.task.signature.name
+    if variant.spec is not None:
+        return f"{name}_postcond" if variant.spec.postcond is not None else f"{name}_precond"
+    return name
+
+
+def _classification(b: bool | None, why: str) -> Classification:
+    if b is None:
+        return Classification(Label.UNKNOWN, "decide", why)
+    return Classification(Label.EXPECTED if b else Label.UNEXPECTED, "decide")
+
+
+def value_outcome(out: CheckOutput, ret: Any, kernel: bool) -> Outcome:
+    """The printed value of a call, parsed by type; failures say why."""
+    if out.errors:
+        if out.definition_errors:
+            return Outcome(False, error="compile: " + first_line(out.definition_errors[0]))
+        reason = error_reason(out.errors[0])
+        if reason.startswith(("error:", "unknown identifier")):
+            return Outcome(False, error="compile: " + reason)  # the call did not elaborate
+        return Outcome(False, error="unknown: " + reason)
+    if not out.infos:
+        reason = out.missing_reason()
+        if out.failure == "timeout":
+            return Outcome(False, error="timeout")
+        if out.failure:
+            return Outcome(False, error=out.failure)
+        if out.definition_errors:
+            return Outcome(False, error="compile: " + first_line(out.definition_errors[0]))
+        return Outcome(False, error="unknown: " + reason)
+    text = out.infos[-1]
+    if "sorry" in text:
+        return Outcome(False, error="unknown: result depends on sorry: " + first_line(text, 120))
+    try:
+        if kernel:
+            _, shown = render.projection(ret, "x")
+            value = render.unproject(ret, parse_lean(shown, text))
+        else:
+            value = parse_lean(ret, text)
+    except Exception as exc:
+        stuck = kernel and not render.has_float(ret)
+        what = "stuck reduction" if stuck else "unparsable output"
+        return Outcome(False, error=f"unknown: {what}: {first_line(text, 120)} ({exc})")
+    return Outcome(True, value=value)

@@ -1,0 +1,418 @@
+"""Render many checks of many tasks into one Lean file, and map messages back.
+
+A file holds *units* (one task's definitions, possibly with a candidate spec
+or implementation swapped in), each in its own ``namespace`` so that several
+tasks share a file without name clashes. Each check is one Lean command on its
+own known line range; a message is attributed to the check whose lines contain
+its position, else to its unit's definitions, else to the file header. Nothing
+depends on message order or on printed markers, so a crash or a timeout simply
+leaves the unreached checks without messages.
+"""
+
+from __future__ import annotations
+
+import re
+import textwrap
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from veriscale.backends.base import Implementation, Spec
+from veriscale.backends.lean.runner import LeanMessage
+from veriscale.benchmark.model import Input, Task
+from veriscale.values import (
+    ArrayT,
+    LeanType,
+    ListT,
+    Opaque,
+    OptionT,
+    ProdT,
+    Scalar,
+    Some,
+    to_lean,
+)
+
+PLAUSIBLE_TACTIC = (
+    "plausible (config := { numInst := 1000, maxSize := 100, numRetries := 20, "
+    "randomSeed := some 42 })"
+)
+CORE_IMPORT_ROOTS = ("Init", "Std", "Lean", "Lake")
+
+
+# ---------------------------------------------------------------- imports
+
+
+def import_lines(text: str) -> list[str]:
+    """The module names imported by ``text`` (``import A B`` may name several)."""
+    names: list[str] = []
+    for line in text.splitlines():
+        code = line.split("--", 1)[0].strip()
+        if code.startswith("import "):
+            names.extend(code.split()[1:])
+    return names
+
+
+def is_core_import(module: str) -> bool:
+    return module.split(".", 1)[0] in CORE_IMPORT_ROOTS
+
+
+# ---------------------------------------------------------------- definitions
+
+
+def _body(text: str, default: str) -> str:
+    """A section body re-indented by two spaces, as a definition's right-hand side."""
+    body = textwrap.dedent(text.expandtabs(2)).strip("\n")
+    if not body.strip():
+        body = default
+    return textwrap.indent(body, "  ")
+
+
+def _binders(task: Task) -> str:
+    return " ".join(f"({p.name} : {p.type_text})" for p in task.signature.params)
+
+
+def _precond_call(task: Task) -> str:
+    name = task.signature.name
+    return " ".join([f"{name}_precond", *(f"({p.name})" for p in task.signature.params)])
+
+
+def _aux(text: str) -> str:
+    return text.strip("\n") if text.strip() else ""
+
+
+def _join(*parts: str) -> str:
+    return "\n\n".join(p for p in parts if p)
+
+
+def precond_def(task: Task, body: str) -> str:
+    name = task.signature.name
+    return (f"@[reducible, simp]\ndef {name}_precond {_binders(task)} : Prop :=\n"
+            + _body(body, "True"))
+
+
+def postcond_def(task: Task, body: str) -> str:
+    sig = task.signature
+    return (
+        f"@[reducible, simp]\ndef {sig.name}_postcond {_binders(task)} "
+        f"(result : {sig.return_text}) (h_precond : {_precond_call(task)}) : Prop :=\n"
+        + _body(body, "True")
+    )
+
+
+def code_def(task: Task, body: str) -> str:
+    sig = task.signature
+    return (
+        f"def {sig.name} {_binders(task)} (h_precond : {_precond_call(task)}) "
+        f": {sig.return_text} :=\n" + _body(body, "sorry")
+    )
+
+
+def impl_takes_precond(task: Task, code: str) -> bool:
+    """Does the candidate's ``def F`` take the ``h_precond`` proof argument?
+
+    Adversaries are shown the GT signature (with ``h_precond``) but may drop it;
+    the call must match the definition they wrote.
+    """
+    name = re.escape(task.signature.name)
+    m = re.search(rf"(?m)^\s*(?:@\[[^\]]*\]\s*)?(?:private\s+)?def\s+{name}\b(.*?):=", code,
+                  re.S)
+    return bool(m and "_precond" in m.group(1))
+
+
+@dataclass(frozen=True)
+class Variant:
+    """Which definitions a unit holds: the task, with a candidate spec or implementation."""
+
+    task: Task
+    spec: Spec | None = None
+    impl: Implementation | None = None
+
+    @property
+    def key(self) -> tuple[str, ...]:
+        s, i = self.spec, self.impl
+        return (
+            self.task.id,
+            "" if s is None else repr((s.precond, s.postcond, s.precond_aux, s.postcond_aux,
+                                       s.imports)),
+            "" if i is None else i.code,
+        )
+
+    def imports(self) -> list[str]:
+        lean = self.task.lean
+        assert lean is not None
+        text = "\n".join([lean.task_imports, lean.solution_imports,
+                          self.spec.imports if self.spec else ""])
+        return import_lines(text)
+
+    def definitions(self) -> str:
+        """The unit's Lean declarations (bodies from the task, overridden by the candidate)."""
+        lean = self.task.lean
+        assert lean is not None
+        spec = self.spec
+        if spec is not None and spec.precond is not None:
+            pre_aux, pre = spec.precond_aux, spec.precond
+        else:
+            pre_aux, pre = lean.precond_aux, lean.precond
+        if spec is not None and spec.postcond is not None:
+            post_aux, post = spec.postcond_aux, spec.postcond
+        else:
+            post_aux, post = lean.postcond_aux, lean.postcond
+        parts = [_aux(lean.task_aux), _aux(lean.solution_aux), _aux(pre_aux),
+                 precond_def(self.task, pre)]
+        if spec is None:  # candidate specs are checked without any code
+            if self.impl is not None:
+                parts.append(_aux(self.impl.code))
+            else:
+                parts += [_aux(lean.code_aux), code_def(self.task, lean.code)]
+        if self.impl is None:
+            parts += [_aux(post_aux), postcond_def(self.task, post)]
+        return _join(*parts)
+
+    def code_needs_proof(self) -> bool:
+        if self.impl is None:
+            return True
+        return impl_takes_precond(self.task, self.impl.code)
+
+
+# ---------------------------------------------------------------- terms
+
+
+def args_text(task: Task, inp: Input) -> str:
+    """Arguments, each escape-safe and parenthesised where needed."""
+    params = task.signature.params
+    if len(inp) != len(params):
+        raise ValueError(f"input has {len(inp)} values, {task.signature.name} takes {len(params)}")
+    return " ".join(to_lean(p.type, v) for p, v in zip(params, inp, strict=True))
+
+
+def precond_term(task: Task, inp: Input) -> str:
+    args = args_text(task, inp)
+    return f"{task.signature.name}_precond {args}".rstrip()
+
+
+def postcond_term(task: Task, inp: Input, output: object) -> str:
+    args = args_text(task, inp)
+    out = to_lean(task.signature.return_type, output)
+    head = f"{task.signature.name}_postcond {args}".rstrip()
+    return f"{head} {out} (by sorry)"
+
+
+def call_term(task: Task, inp: Input, with_proof: bool) -> str:
+    args = args_text(task, inp)
+    proof = " (by sorry)" if with_proof else ""
+    return f"{task.signature.name} {args}".rstrip() + proof
+
+
+def _has_text(t: LeanType) -> bool:
+    if isinstance(t, Scalar):
+        return t.name in ("String", "Char")
+    if isinstance(t, (ListT, ArrayT, OptionT)):
+        return _has_text(t.elem)
+    if isinstance(t, ProdT):
+        return _has_text(t.fst) or _has_text(t.snd)
+    return False
+
+
+def projection(t: LeanType, expr: str) -> tuple[str, LeanType]:
+    """A term whose ``#reduce`` normal form is printable, and its type.
+
+    Kernel reduction prints Strings and Chars as their internal byte/bitvector
+    structures; their code points (``Char.toNat``) reduce to plain numerals.
+    Arrays go through ``toList`` because ``Array.map`` gets stuck.
+    """
+    if not _has_text(t):
+        return expr, t
+    if isinstance(t, Scalar) and t.name == "String":
+        return f"(({expr}).toList.map Char.toNat)", ListT(Scalar("Nat"))
+    if isinstance(t, Scalar) and t.name == "Char":
+        return f"(({expr}).toNat)", Scalar("Nat")
+    if isinstance(t, (ListT, ArrayT)):
+        inner, inner_t = projection(t.elem, "x")
+        src = f"({expr})" if isinstance(t, ListT) else f"({expr}).toList"
+        return f"({src}.map (fun x => {inner}))", ListT(inner_t)
+    if isinstance(t, OptionT):
+        inner, inner_t = projection(t.elem, "x")
+        return f"(({expr}).map (fun x => {inner}))", OptionT(inner_t)
+    if isinstance(t, ProdT):
+        a, a_t = projection(t.fst, "p.1")
+        b, b_t = projection(t.snd, "p.2")
+        return f"((fun p => ({a}, {b})) ({expr}))", ProdT(a_t, b_t)
+    return expr, t  # pragma: no cover - _has_text covers the rest
+
+
+def unproject(t: LeanType, v: object) -> object:
+    """Rebuild a canonical value of ``t`` from the parsed value of its projection."""
+    if not _has_text(t):
+        return v
+    if isinstance(t, Scalar) and t.name == "String":
+        return "".join(chr(int(c)) for c in v)  # type: ignore[union-attr]
+    if isinstance(t, Scalar) and t.name == "Char":
+        return chr(int(v))  # type: ignore[arg-type]
+    if isinstance(t, (ListT, ArrayT)):
+        return tuple(unproject(t.elem, x) for x in v)  # type: ignore[union-attr]
+    if isinstance(t, OptionT):
+        return None if v is None else Some(unproject(t.elem, v.value))  # type: ignore[union-attr]
+    if isinstance(t, ProdT):
+        return (unproject(t.fst, v[0]), unproject(t.snd, v[1]))  # type: ignore[index]
+    return v  # pragma: no cover
+
+
+def has_float(t: LeanType) -> bool:
+    if isinstance(t, Scalar):
+        return t.name == "Float"
+    if isinstance(t, (ListT, ArrayT, OptionT)):
+        return has_float(t.elem)
+    if isinstance(t, ProdT):
+        return has_float(t.fst) or has_float(t.snd)
+    return isinstance(t, Opaque)
+
+
+# ---------------------------------------------------------------- commands
+
+
+def decide_command(prop: str, kernel: bool) -> str:
+    """Prints ``true``/``false`` as information (no error on false, unlike ``#guard``)."""
+    return f"#reduce decide ({prop})" if kernel else f"#eval! decide ({prop})"
+
+
+def value_command(call: str, ret: LeanType, kernel: bool) -> str:
+    if kernel:
+        term, _ = projection(ret, call)
+        return f"#reduce {term}"
+    return f"#eval! ({call})"
+
+
+def check_command(term: str) -> str:
+    return f"#check ({term})"
+
+
+def plausible_command(prop: str, unfold: str, postcond: bool) -> str:
+    lines = [f"example : {prop} := by", f"  unfold {unfold}",
+             "  simp_all! (config := { failIfUnchanged := false })"]
+    if postcond:
+        lines.append("  simp (config := { failIfUnchanged := false }) [*]")
+    lines.append("  " + PLAUSIBLE_TACTIC)
+    return "\n".join(lines)
+
+
+SENTINEL = "#check (Nat.zero)"
+"""A cheap command whose information message proves Lean got past a unit."""
+
+
+# ---------------------------------------------------------------- file layout
+
+
+@dataclass
+class Unit:
+    namespace: str
+    variant: Variant
+    checks: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Layout:
+    text: str
+    imports: list[str]
+    dropped_imports: list[str]
+    header: tuple[int, int]
+    definitions: list[tuple[int, int]]  # per unit
+    checks: list[list[tuple[int, int]]]  # per unit, per check
+    sentinels: list[int]  # per unit: the line of its sentinel
+    spans: list[tuple[int, int]]  # per unit: every line it occupies
+
+
+def namespace_for(task_id: str, index: int) -> str:
+    return f"VS_{re.sub(r'[^A-Za-z0-9_]', '_', task_id)}_{index}"
+
+
+class _Writer:
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+
+    def add(self, text: str) -> tuple[int, int]:
+        start = len(self.lines) + 1
+        self.lines.extend(text.split("\n"))
+        return start, len(self.lines)
+
+
+def layout_file(
+    units: Sequence[Unit],
+    *,
+    kernel: bool,
+    max_heartbeats: int,
+    allow_import: object = is_core_import,
+) -> Layout:
+    """The text of one Lean file holding ``units``, and where each piece landed."""
+    wanted: list[str] = []
+    for u in units:
+        for mod in u.variant.imports():
+            if mod not in wanted:
+                wanted.append(mod)
+    keep = [m for m in wanted if allow_import(m)]  # type: ignore[operator]
+    dropped = [m for m in wanted if m not in keep]
+    w = _Writer()
+    head = [f"import {m}" for m in keep] + [
+        "set_option maxErrors 100000",
+        f"set_option maxHeartbeats {int(max_heartbeats)}",
+        "set_option format.width 100000000",
+        "set_option linter.unusedVariables false",
+    ]
+    header = w.add("\n".join(head))
+    defs: list[tuple[int, int]] = []
+    checks: list[list[tuple[int, int]]] = []
+    sentinels: list[int] = []
+    spans: list[tuple[int, int]] = []
+    for u in units:
+        w.add("")
+        first = w.add(f"namespace {u.namespace}")[0]
+        if kernel:
+            w.add("noncomputable section")
+        defs.append(w.add(u.variant.definitions()))
+        w.add("")
+        checks.append([w.add(c) for c in u.checks])
+        sentinels.append(w.add(SENTINEL)[0])
+        if kernel:
+            w.add("end")
+        spans.append((first, w.add(f"end {u.namespace}")[1]))
+    return Layout("\n".join(w.lines) + "\n", keep, dropped, header, defs, checks, sentinels,
+                  spans)
+
+
+@dataclass
+class Attributed:
+    """The messages of one file, sorted to where they belong."""
+
+    header: list[LeanMessage]
+    definitions: list[list[LeanMessage]]
+    checks: list[list[list[LeanMessage]]]
+    sentinel_seen: list[bool]
+
+
+def attribute(layout: Layout, messages: Sequence[LeanMessage]) -> Attributed:
+    """Map each message to its check, unit or the header, by line number."""
+    owners: dict[int, tuple[str, int, int]] = {}
+    for ui, (a, b) in enumerate(layout.spans):  # namespace/end lines count as definitions
+        for line in range(a, b + 1):
+            owners[line] = ("def", ui, -1)
+    for ui, (a, b) in enumerate(layout.definitions):
+        for line in range(a, b + 1):
+            owners[line] = ("def", ui, -1)
+    for ui, ranges in enumerate(layout.checks):
+        for ci, (a, b) in enumerate(ranges):
+            for line in range(a, b + 1):
+                owners[line] = ("check", ui, ci)
+    for ui, line in enumerate(layout.sentinels):
+        owners[line] = ("sentinel", ui, -1)
+    out = Attributed([], [[] for _ in layout.definitions],
+                     [[[] for _ in r] for r in layout.checks],
+                     [False] * len(layout.sentinels))
+    for msg in messages:
+        kind, ui, ci = owners.get(msg.line, ("header", -1, -1))
+        if kind == "check":
+            out.checks[ui][ci].append(msg)
+        elif kind == "def":
+            out.definitions[ui].append(msg)
+        elif kind == "sentinel":
+            out.sentinel_seen[ui] = out.sentinel_seen[ui] or msg.severity == "information"
+        else:
+            out.header.append(msg)
+    return out

@@ -1,0 +1,354 @@
+"""Run ``lean --json FILE`` (native or WebAssembly) and parse its messages.
+
+Both runners speak the same command line and return a :class:`RunResult`. A
+timeout or crash is a *result* (with whatever messages arrived before it), never
+an exception: the caller turns the missing messages into UNKNOWN verdicts, so
+one bad file costs one chunk, never the run, and never counts as a pass.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import resource
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from veriscale.backends.lean import wasm_setup
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class LeanMessage:
+    """One ``lean --json`` message; lines are 1-based, columns 0-based (Lean's own)."""
+
+    severity: str  # "information" | "warning" | "error"
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    text: str
+    kind: str = ""
+
+    @property
+    def is_error(self) -> bool:
+        return self.severity == "error"
+
+
+@dataclass
+class RunResult:
+    messages: list[LeanMessage]
+    returncode: int | None  # None when killed for the timeout
+    timed_out: bool = False
+    seconds: float = 0.0
+    stderr: str = ""
+    other_output: list[str] = field(default_factory=list)  # non-JSON, non-debug stdout
+
+    @property
+    def crashed(self) -> bool:
+        """Lean ended abnormally: signal, or non-zero exit with no error message to explain it."""
+        if self.timed_out or self.returncode is None:
+            return False
+        if self.returncode < 0:
+            return True
+        return self.returncode != 0 and not any(m.is_error for m in self.messages)
+
+    @property
+    def failure(self) -> str:
+        """Why messages may be missing: "" for a normal end, else "timeout" or "crash: ..."."""
+        if self.timed_out:
+            return "timeout"
+        if self.crashed:
+            tail = (self.stderr.strip().splitlines() or self.other_output or [""])[-1]
+            return f"crash: exit {self.returncode} {tail}".strip()
+        return ""
+
+
+def _message_from_json(obj: dict) -> LeanMessage | None:
+    if not isinstance(obj, dict) or "severity" not in obj or "data" not in obj:
+        return None
+    pos = obj.get("pos") or {}
+    end = obj.get("endPos") or pos
+    line = int(pos.get("line", 0) or 0)
+    return LeanMessage(
+        severity=str(obj["severity"]),
+        line=line,
+        column=int(pos.get("column", 0) or 0),
+        end_line=int(end.get("line", line) or line),
+        end_column=int(end.get("column", 0) or 0),
+        text=str(obj["data"]),
+        kind=str(obj.get("kind", "")),
+    )
+
+
+def parse_messages(stdout: str) -> tuple[list[LeanMessage], list[str]]:
+    """Lean's JSON message lines, and the other non-debug lines (kept for crash reports).
+
+    The WASM build also prints ``[DEBUG:...]`` lines, the file's contents and the
+    list of loaded ``.olean`` files; everything that is not a JSON message is
+    dropped here.
+    """
+    messages: list[LeanMessage] = []
+    other: list[str] = []
+    for raw in stdout.splitlines():
+        line = raw.strip()
+        if not line or line.startswith("[DEBUG"):
+            continue
+        if line.startswith("{") and line.endswith("}"):
+            try:
+                msg = _message_from_json(json.loads(line))
+            except (json.JSONDecodeError, TypeError, ValueError):
+                msg = None
+            if msg is not None:
+                messages.append(msg)
+                continue
+        if line.endswith(".olean"):
+            continue
+        other.append(line)
+    return messages, other[-20:]
+
+
+def _limits(memory_mb: int | None) -> Callable[[], None] | None:
+    if not memory_mb:
+        return None
+    limit = int(memory_mb) * 1024 * 1024
+
+    def apply() -> None:  # runs in the child, before exec
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+    return apply
+
+
+def _decode(data: bytes | str | None) -> str:
+    if data is None:
+        return ""
+    return data.decode("utf-8", "replace") if isinstance(data, bytes) else data
+
+
+def run_command(
+    cmd: Sequence[str],
+    *,
+    cwd: Path,
+    env: dict[str, str] | None,
+    timeout: float,
+    memory_mb: int | None = None,
+) -> RunResult:
+    """Run one Lean command; on timeout kill its whole process group and keep partial output."""
+    start = time.monotonic()
+    try:
+        proc = subprocess.Popen(
+            list(cmd),
+            cwd=cwd,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+            preexec_fn=_limits(memory_mb),
+        )
+    except OSError as exc:
+        return RunResult([], 127, stderr=f"cannot start {cmd[0]}: {exc}",
+                         seconds=time.monotonic() - start)
+    timed_out = False
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        timed_out = True
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        out, err = proc.communicate()
+    messages, other = parse_messages(_decode(out))
+    return RunResult(
+        messages=messages,
+        returncode=None if timed_out else proc.returncode,
+        timed_out=timed_out,
+        seconds=time.monotonic() - start,
+        stderr=_decode(err)[-4000:],
+        other_output=other,
+    )
+
+
+class LeanRunner:
+    """What the backend needs from a runner: a place for files and ``lean --json FILE``."""
+
+    name = "lean"
+    supports_compiled = True
+    supports_plausible = False
+    accepts_mathlib = False
+
+    def __init__(self, *, timeout: float, memory_mb: int | None, work_dir: Path | None) -> None:
+        self.timeout = float(timeout)
+        self.memory_mb = memory_mb
+        self._work_dir = Path(work_dir) if work_dir else None
+
+    def work_dir(self) -> Path:
+        if self._work_dir is None:
+            self._work_dir = Path(tempfile.mkdtemp(prefix="veriscale-lean-"))
+        self._work_dir.mkdir(parents=True, exist_ok=True)
+        return self._work_dir
+
+    def command(self, file: Path) -> tuple[list[str], Path, dict[str, str]]:
+        raise NotImplementedError
+
+    def run_file(self, file: Path) -> RunResult:
+        cmd, cwd, env = self.command(Path(file))
+        return run_command(cmd, cwd=cwd, env=env, timeout=self.timeout, memory_mb=self.memory_mb)
+
+    def identity(self) -> str:
+        """Distinguishes runners in result caches (a different Lean may answer differently)."""
+        return self.name
+
+
+class NativeRunner(LeanRunner):
+    """``lean`` from PATH (or ``lean_path``), or ``lake env lean`` inside ``project_dir``.
+
+    A Lake project is where Mathlib and Plausible live; without one only core
+    Lean (Init/Std/Lean) is importable.
+    """
+
+    name = "native"
+
+    def __init__(
+        self,
+        *,
+        lean_path: str | None = None,
+        project_dir: Path | None = None,
+        lake_path: str | None = None,
+        timeout: float = 300.0,
+        memory_mb: int | None = 20480,
+        work_dir: Path | None = None,
+        plausible: bool | None = None,
+    ) -> None:
+        super().__init__(timeout=timeout, memory_mb=memory_mb, work_dir=work_dir)
+        self.lean_path = lean_path or "lean"
+        self.project_dir = Path(project_dir) if project_dir else None
+        self.lake_path = lake_path or "lake"
+        self.accepts_mathlib = self.project_dir is not None
+        self.supports_plausible = self.project_dir is not None if plausible is None else plausible
+
+    def command(self, file: Path) -> tuple[list[str], Path, dict[str, str]]:
+        env = dict(os.environ)
+        if self.project_dir is not None:
+            return ([self.lake_path, "env", self.lean_path, "--json", str(file.resolve())],
+                    self.project_dir, env)
+        return [self.lean_path, "--json", str(file.resolve())], file.parent, env
+
+    def available(self) -> bool:
+        exe = self.lake_path if self.project_dir else self.lean_path
+        return shutil.which(exe) is not None or Path(exe).is_file()
+
+    def identity(self) -> str:
+        return f"native:{self.lean_path}:{self.project_dir or ''}"
+
+
+class WasmRunner(LeanRunner):
+    """Lean 4 compiled to WebAssembly, run by Node 26 (see ``shared/lean/WASM.md``).
+
+    The module mounts only /tmp and /home, so files, the working directory and
+    ``LEAN_PATH`` must live there. Installs itself on first use.
+    """
+
+    name = "wasm"
+    supports_compiled = False
+    supports_plausible = False
+    accepts_mathlib = False
+
+    def __init__(
+        self,
+        *,
+        cache_dir: Path | None = None,
+        timeout: float = 2400.0,
+        memory_mb: int | None = None,  # V8 reserves large virtual ranges: RLIMIT_AS breaks it
+        work_dir: Path | None = None,
+        auto_install: bool = True,
+    ) -> None:
+        if work_dir is not None and not wasm_setup.is_visible(Path(work_dir)):
+            raise ValueError(f"{work_dir}: the WASM Lean only sees /tmp and /home")
+        super().__init__(timeout=timeout, memory_mb=memory_mb, work_dir=work_dir)
+        self.cache_dir = Path(cache_dir) if cache_dir else wasm_setup.default_cache_dir()
+        self.auto_install = auto_install
+        self._install: wasm_setup.WasmInstall | None = None
+
+    def work_dir(self) -> Path:
+        if self._work_dir is None:
+            self._work_dir = Path(tempfile.mkdtemp(prefix="veriscale-lean-", dir="/tmp"))
+        return super().work_dir()
+
+    def install(self) -> wasm_setup.WasmInstall:
+        if self._install is None:
+            inst = wasm_setup.WasmInstall(Path(os.path.abspath(self.cache_dir)))
+            if not inst.complete:
+                if not self.auto_install:
+                    raise wasm_setup.WasmSetupError(
+                        f"WASM Lean not installed in {inst.root}: run `veriscale lean setup --wasm`"
+                    )
+                log.warning("WASM Lean not found in %s: installing it now (npm)", inst.root)
+                inst = wasm_setup.install_wasm(inst.root)
+            self._install = inst
+        return self._install
+
+    def command(self, file: Path) -> tuple[list[str], Path, dict[str, str]]:
+        file = Path(os.path.abspath(file))
+        if not wasm_setup.is_visible(file):
+            raise ValueError(f"{file}: the WASM Lean only sees /tmp and /home")
+        inst = self.install()
+        env = dict(os.environ)
+        env["LEAN_PATH"] = str(wasm_setup.find_lean_path(inst.lib_dir))
+        return [str(inst.node), str(inst.lean_js), "--json", file.name], file.parent, env
+
+    def run_file(self, file: Path) -> RunResult:
+        """Run ``file`` (copied under /tmp first if the module could not see it)."""
+        copy: Path | None = None
+        if not wasm_setup.is_visible(Path(file)):
+            copy = self.work_dir() / Path(file).name
+            shutil.copyfile(file, copy)
+        try:
+            return super().run_file(copy or file)
+        except wasm_setup.WasmSetupError as exc:  # a result, not an exception
+            return RunResult([], 127, stderr=str(exc))
+        finally:
+            if copy is not None:
+                copy.unlink(missing_ok=True)
+
+    def identity(self) -> str:
+        return f"wasm:{wasm_setup.version_key()}"
+
+
+def make_runner(
+    kind: str = "auto",
+    *,
+    lean_path: str | None = None,
+    project_dir: Path | None = None,
+    timeout: float | None = None,
+    memory_mb: int | None = None,
+    cache_dir: Path | None = None,
+    work_dir: Path | None = None,
+    plausible: bool | None = None,
+) -> LeanRunner:
+    """``auto``: native when a Lean (or a Lake project) is configured or on PATH, else WASM."""
+    if kind not in ("auto", "native", "wasm"):
+        raise ValueError(f"unknown Lean runner {kind!r}; choose auto, native or wasm")
+    if kind == "auto":
+        native_exe = lean_path or ("lake" if project_dir else "lean")
+        found = shutil.which(native_exe) is not None or Path(native_exe).is_file()
+        kind = "native" if (project_dir or lean_path or found) else "wasm"
+    if kind == "native":
+        return NativeRunner(
+            lean_path=lean_path, project_dir=project_dir,
+            timeout=timeout if timeout is not None else 300.0,
+            memory_mb=memory_mb if memory_mb is not None else 20480,
+            work_dir=work_dir, plausible=plausible,
+        )
+    return WasmRunner(
+        cache_dir=cache_dir, timeout=timeout if timeout is not None else 2400.0,
+        memory_mb=memory_mb, work_dir=work_dir,
+    )

@@ -1,0 +1,280 @@
+"""The Python backend: the oracle for Python-spec tasks, through the sandbox.
+
+Every piece of task or candidate code runs in sandbox workers, never here.
+Values cross as native Python (``to_native``) and come back through
+``from_native`` + ``check`` against the declared type, so an ill-typed result
+is a failure, never a value. Ground-truth code is trusted (no static check,
+full builtins) but still sandboxed; candidate code (implementations and specs)
+is statically checked and runs with restricted builtins and imports.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from veriscale.backends.base import (
+    BackendStats,
+    Classification,
+    Implementation,
+    Label,
+    Outcome,
+    Spec,
+    Verdict,
+)
+from veriscale.backends.python.sandbox import (
+    CallResult,
+    Sandbox,
+    SandboxLimits,
+    check_untrusted_python,
+)
+from veriscale.benchmark.model import Input, Task
+from veriscale.benchmark.python_format import module_source
+from veriscale.values import check, from_native, to_native
+
+NO_PYTHON = "unsupported: task has no Python specification"
+
+
+def _join(*parts: str) -> str:
+    return "\n\n".join(p.strip("\n") for p in parts if p and p.strip()) + "\n"
+
+
+class PythonBackend:
+    """Backend for Python-spec tasks. Options: ``workers`` (pool size), ``timeout``
+    (seconds per item), ``batch_timeout``, ``memory_mb``, ``cpu_seconds``,
+    ``batch_size`` (items per round trip), ``check_safety`` (static check of
+    candidate code). Options meant for other backends (``runner``...) are ignored
+    and listed in ``stats.extra["ignored_options"]``."""
+
+    name = "python"
+
+    def __init__(self, workers: int = 2, timeout: float = 2.0, batch_timeout: float | None = None,
+                 memory_mb: int = 512, cpu_seconds: float | None = None, batch_size: int = 64,
+                 check_safety: bool = True, **other: Any) -> None:
+        limits = SandboxLimits(timeout=timeout, batch_timeout=batch_timeout,
+                               memory_mb=memory_mb, cpu_seconds=cpu_seconds)
+        self.sandbox = Sandbox(workers=workers, limits=limits, batch_size=batch_size)
+        self.check_safety = check_safety
+        self._stats = BackendStats()
+        ignored = sorted(k for k, v in other.items() if v is not None)
+        if ignored:
+            self._stats.extra["ignored_options"] = ignored
+
+    # -- bookkeeping -----------------------------------------------------------
+
+    @property
+    def stats(self) -> BackendStats:
+        self._stats.processes = self.sandbox.stats.processes
+        self._stats.extra.update(restarts=self.sandbox.stats.restarts,
+                                 round_trips=self.sandbox.stats.round_trips)
+        return self._stats
+
+    def __enter__(self) -> PythonBackend:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self.sandbox.close()
+
+    def _call(self, source: str, funcs: Sequence[str], items: Sequence[Sequence[Any]],
+              restricted: bool) -> list[CallResult]:
+        start = time.perf_counter()
+        try:
+            return self.sandbox.call_many(source, funcs, items, restricted=restricted)
+        finally:
+            self._stats.checks += len(items)
+            self._stats.seconds += time.perf_counter() - start
+
+    # -- module assembly -------------------------------------------------------
+
+    def _gt_source(self, task: Task) -> str:
+        assert task.python is not None
+        return module_source(task.python)
+
+    def _candidate(self, task: Task, *parts: str) -> tuple[str, str | None]:
+        """Module source for candidate code (GT aux first, so helpers are shared)
+        and the reason it is rejected statically, if any."""
+        own = _join(*parts)
+        why = check_untrusted_python(own) if self.check_safety else None
+        aux = task.python.aux if task.python is not None else ""
+        return _join(aux, own), why
+
+    def _impl_module(self, task: Task, impl: Implementation | None
+                     ) -> tuple[str, list[str], bool, str | None]:
+        if impl is None:
+            return self._gt_source(task), ["reference"], False, None
+        source, why = self._candidate(task, impl.code)
+        return source, [task.signature.name, "reference"], True, why
+
+    def _spec_module(self, task: Task, spec: Spec | None, which: str
+                     ) -> tuple[str, bool, str | None]:
+        body = None if spec is None else (spec.precond if which == "pre" else spec.postcond)
+        if body is None:
+            return self._gt_source(task), False, None
+        assert spec is not None
+        aux = spec.precond_aux if which == "pre" else spec.postcond_aux
+        source, why = self._candidate(task, spec.imports, aux, body)
+        return source, True, why
+
+    # -- the protocol ----------------------------------------------------------
+
+    def check_inputs(self, task: Task, inputs: Sequence[Input]) -> list[str | None]:
+        """Typed-value check per parameter, and arity (the function must be callable)."""
+        return [self._input_problem(task, inp) for inp in inputs]
+
+    @staticmethod
+    def _input_problem(task: Task, inp: Input) -> str | None:
+        params = task.signature.params
+        if not isinstance(inp, tuple):
+            return f"input must be a tuple of {len(params)} values, got {type(inp).__name__}"
+        if len(inp) != len(params):
+            return f"arity: {len(inp)} values for {len(params)} parameters"
+        for p, v in zip(params, inp, strict=True):
+            why = check(p.type, v)
+            if why:
+                return f"{p.name}: {why}"
+        return None
+
+    def _native_inputs(self, task: Task, inputs: Sequence[Input]
+                       ) -> tuple[list[list[Any]], dict[int, str]]:
+        """Native argument lists for well-typed inputs, and the problem of each bad one."""
+        natives: list[list[Any]] = []
+        bad: dict[int, str] = {}
+        for k, inp in enumerate(inputs):
+            why = self._input_problem(task, inp)
+            if why:
+                bad[k] = why
+                natives.append([])
+                continue
+            natives.append([to_native(p.type, v)
+                            for p, v in zip(task.signature.params, inp, strict=True)])
+        return natives, bad
+
+    def _evaluate(self, source: str, funcs: Sequence[str], natives: list[list[Any]],
+                  bad: dict[int, str], restricted: bool) -> list[CallResult]:
+        """Call on the good items only; bad items get an ``ill_typed`` failure."""
+        good = [k for k in range(len(natives)) if k not in bad]
+        got = self._call(source, funcs, [natives[k] for k in good], restricted)
+        out = [CallResult(False, error=f"ill_typed: input: {bad[k]}") if k in bad else None
+               for k in range(len(natives))]
+        for k, r in zip(good, got, strict=True):
+            out[k] = r
+        return [r for r in out if r is not None]
+
+    def _bool_verdicts(self, results: list[CallResult]) -> list[Verdict]:
+        return [Verdict.of(r.value) if r.ok and isinstance(r.value, bool) else Verdict.UNKNOWN
+                for r in results]
+
+    def classify(self, task: Task, inputs: Sequence[Input]) -> list[Classification]:
+        if task.python is None:
+            return [Classification(Label.UNKNOWN, "exec", NO_PYTHON) for _ in inputs]
+        natives, bad = self._native_inputs(task, inputs)
+        results = self._evaluate(self._gt_source(task), ["precondition"], natives, bad, False)
+        out = []
+        for k, r in enumerate(results):
+            if k in bad:
+                out.append(Classification(Label.UNKNOWN, "syntax", bad[k]))
+            elif r.ok and isinstance(r.value, bool):
+                out.append(Classification(Label.EXPECTED if r.value else Label.UNEXPECTED, "exec"))
+            elif r.ok:
+                out.append(Classification(Label.UNKNOWN, "exec",
+                                          f"precondition returned {type(r.value).__name__}"))
+            else:
+                out.append(Classification(Label.UNKNOWN, "exec", r.error))
+        return out
+
+    def run(self, task: Task, impl: Implementation | None,
+            inputs: Sequence[Input]) -> list[Outcome]:
+        if task.python is None and impl is None:
+            return [Outcome(False, error=NO_PYTHON) for _ in inputs]
+        if task.python is None:
+            task = _with_empty_aux(task)
+        source, funcs, restricted, why = self._impl_module(task, impl)
+        if why:
+            return [Outcome(False, error=f"compile: {why}") for _ in inputs]
+        natives, bad = self._native_inputs(task, inputs)
+        results = self._evaluate(source, funcs, natives, bad, restricted)
+        return [self._outcome(task, r) for r in results]
+
+    @staticmethod
+    def _outcome(task: Task, r: CallResult) -> Outcome:
+        if not r.ok:
+            return Outcome(False, error=r.error)
+        t = task.signature.return_type
+        try:
+            value = from_native(t, r.value)
+        except (ValueError, TypeError) as exc:
+            return Outcome(False, error=f"ill_typed: {exc}")
+        why = check(t, value)
+        if why:
+            return Outcome(False, error=f"ill_typed: {why}")
+        return Outcome(True, value=value)
+
+    def precondition_holds(self, task: Task, spec: Spec | None,
+                           inputs: Sequence[Input]) -> list[Verdict]:
+        return self._holds(task, spec, "pre", inputs, lambda natives: natives)
+
+    def postcondition_holds(self, task: Task, spec: Spec | None,
+                            pairs: Sequence[tuple[Input, Any]]) -> list[Verdict]:
+        t = task.signature.return_type
+        outputs = [out for _, out in pairs]
+        bad_outputs = {k: why for k, out in enumerate(outputs) if (why := check(t, out))}
+
+        def with_result(natives: list[list[Any]]) -> list[list[Any]]:
+            return [[*args, to_native(t, outputs[k])] if k not in bad_outputs else args
+                    for k, args in enumerate(natives)]
+
+        return self._holds(task, spec, "post", [inp for inp, _ in pairs], with_result,
+                           bad_outputs)
+
+    def _holds(self, task: Task, spec: Spec | None, which: str, inputs: Sequence[Input],
+               extend: Callable[[list[list[Any]]], list[list[Any]]],
+               extra_bad: dict[int, str] | None = None) -> list[Verdict]:
+        if task.python is None and (spec is None or
+                                    (spec.precond if which == "pre" else spec.postcond) is None):
+            return [Verdict.UNKNOWN for _ in inputs]
+        if task.python is None:
+            task = _with_empty_aux(task)
+        source, restricted, why = self._spec_module(task, spec, which)
+        if why:
+            return [Verdict.UNKNOWN for _ in inputs]
+        natives, bad = self._native_inputs(task, inputs)
+        bad.update(extra_bad or {})
+        func = "precondition" if which == "pre" else "postcondition"
+        results = self._evaluate(source, [func], extend(natives), bad, restricted)
+        return self._bool_verdicts(results)
+
+    def compile(self, task: Task, impl: Implementation | None = None,
+                spec: Spec | None = None) -> str | None:
+        """Syntax + safety check + import in a worker, and the needed functions defined."""
+        if task.python is None:
+            task = _with_empty_aux(task)
+        checks: list[tuple[str, list[str], bool, str | None]] = []
+        if impl is not None or spec is None:
+            checks.append(self._impl_module(task, impl))
+        if spec is not None:
+            for which, fn in (("pre", "precondition"), ("post", "postcondition")):
+                if (spec.precond if which == "pre" else spec.postcond) is not None:
+                    source, restricted, why = self._spec_module(task, spec, which)
+                    checks.append((source, [fn], restricted, why))
+        for source, funcs, restricted, why in checks:
+            if why:
+                return f"compile: {why}"
+            if not source.strip():
+                return "compile: empty source"
+            err = self.sandbox.load_error(source, restricted, funcs)
+            if err:
+                return err
+        return None
+
+
+def _with_empty_aux(task: Task) -> Task:
+    """A task without Python sections can still run candidate Python code."""
+    from dataclasses import replace
+
+    from veriscale.benchmark.model import PythonSections
+
+    return replace(task, python=PythonSections())

@@ -1,0 +1,347 @@
+"""Python-spec task folders (format ``veriscale-python/1``, docs/python-task-format.md).
+
+A task folder holds ``task.json``, ``description.txt``, ``task.py`` (four marked
+sections: aux, precondition, reference, postcondition), ``test.json`` and
+``reject_inputs.json`` in the VERINA value encoding. Loading never executes
+``task.py``: it is split and syntax-checked only; running it is the sandbox's job.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import re
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from veriscale.benchmark.model import Input, LoadIssue, PythonSections, Signature, Task, TestCase
+
+FORMAT = "veriscale-python/1"
+SECTIONS = ("aux", "precondition", "reference", "postcondition")
+REQUIRED_FUNCTIONS = {"precondition": "precondition", "reference": "reference",
+                      "postcondition": "postcondition"}
+MARKER = re.compile(r"^#\s*veriscale:\s*(\S+)\s*$")
+
+DEFAULT_FILES = {
+    "description_file": "./description.txt",
+    "code_file": "./task.py",
+    "test_file": "./test.json",
+    "reject_inputs_file": "./reject_inputs.json",
+}
+
+
+class SectionError(ValueError):
+    """``task.py`` does not have the four marked sections in order."""
+
+
+# ---------------------------------------------------------------------------
+# task.py sections
+
+
+def split_sections(source: str) -> PythonSections:
+    """Split ``task.py`` at its ``# veriscale: <section>`` markers.
+
+    Text before the first marker (a module docstring, imports) belongs to aux,
+    so every section sees it. Raises :class:`SectionError` on an unknown,
+    repeated, out-of-order or missing section (aux may be omitted).
+    """
+    bodies: dict[str, list[str]] = {}
+    current = "aux"
+    prelude: list[str] = []
+    seen: list[str] = []
+    for lineno, line in enumerate(source.splitlines(), 1):
+        m = MARKER.match(line.strip())
+        if m:
+            name = m.group(1)
+            if name not in SECTIONS:
+                raise SectionError(f"line {lineno}: unknown section {name!r}")
+            if name in seen:
+                raise SectionError(f"line {lineno}: section {name!r} appears twice")
+            if seen and SECTIONS.index(name) < SECTIONS.index(seen[-1]):
+                raise SectionError(
+                    f"line {lineno}: section {name!r} comes after {seen[-1]!r}; "
+                    f"the order is {', '.join(SECTIONS)}")
+            seen.append(name)
+            current = name
+            bodies[name] = []
+            continue
+        (bodies[current] if seen else prelude).append(line)
+    missing = [s for s in SECTIONS[1:] if s not in seen]
+    if missing:
+        raise SectionError(f"missing section(s) {', '.join(missing)}")
+    aux_lines = prelude + bodies.get("aux", [])
+    return PythonSections(
+        aux=_body(aux_lines),
+        precondition=_body(bodies["precondition"]),
+        reference=_body(bodies["reference"]),
+        postcondition=_body(bodies["postcondition"]),
+        source=source,
+    )
+
+
+def _body(lines: list[str]) -> str:
+    return "\n".join(lines).strip("\n")
+
+
+def render_sections(sections: PythonSections) -> str:
+    """``task.py`` text for ``sections`` (the inverse of :func:`split_sections`)."""
+    parts = []
+    for name in SECTIONS:
+        body = getattr(sections, name).strip("\n")
+        parts.append(f"# veriscale: {name}\n{body}\n" if body else f"# veriscale: {name}\n")
+    return "\n\n".join(parts)
+
+
+def module_source(sections: PythonSections) -> str:
+    """The executable module of a task: the file as read, or the rendered sections."""
+    if sections.source and _same_sections(sections):
+        return sections.source
+    return render_sections(sections)
+
+
+def _same_sections(sections: PythonSections) -> bool:
+    try:
+        again = split_sections(sections.source)
+    except SectionError:
+        return False
+    return all(getattr(again, n) == getattr(sections, n) for n in SECTIONS)
+
+
+def section_problems(sections: PythonSections) -> list[tuple[str, str]]:
+    """(section, message) for syntax errors and missing functions, without executing."""
+    problems: list[tuple[str, str]] = []
+    try:
+        tree = ast.parse(module_source(sections))
+    except SyntaxError as exc:
+        return [("task.py", f"syntax error: {exc.msg} (line {exc.lineno})")]
+    defined = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    for section, fn in REQUIRED_FUNCTIONS.items():
+        if fn not in defined:
+            problems.append((section, f"section does not define function {fn!r}"))
+    return problems
+
+
+# ---------------------------------------------------------------------------
+# loading
+
+
+def load_task_dir(path: Path) -> tuple[Task | None, list[LoadIssue]]:
+    """One Python-spec task and the problems found; ``None`` when it is unusable.
+
+    Bad test or reject items are reported and skipped; the rest still load.
+    """
+    path = Path(path)
+    issues: list[LoadIssue] = []
+    name = path.name
+
+    def issue(file: str, fld: str, kind: str, message: str) -> None:
+        issues.append(LoadIssue(name, file, fld, kind, message))
+
+    meta = _read_json(path / "task.json", "task.json", issue)
+    if meta is None:
+        return None, issues
+    if not isinstance(meta, dict):
+        issue("task.json", "", "bad_json", "task.json must hold an object")
+        return None, issues
+    fmt = meta.get("format")
+    if fmt != FORMAT:
+        issue("task.json", "format", "bad_format",
+              f"format is {fmt!r}; this loader reads {FORMAT!r}")
+        return None, issues
+    task_id = meta.get("id", name)
+    if not isinstance(task_id, str) or not task_id:
+        issue("task.json", "id", "bad_json", f"id must be a non-empty string, got {task_id!r}")
+        return None, issues
+    name = task_id
+    try:
+        signature = Signature.from_json(meta["signature"])
+    except (KeyError, TypeError, ValueError) as exc:
+        issue("task.json", "signature", "unparsable", f"{type(exc).__name__}: {exc}")
+        return None, issues
+
+    files = {k: meta.get(k, v) for k, v in DEFAULT_FILES.items()}
+    desc_path = path / str(files["description_file"])
+    description = ""
+    try:
+        description = desc_path.read_text(encoding="utf-8")
+    except OSError as exc:
+        issue(desc_path.name, "description_file", "missing_file", str(exc))
+
+    code_path = path / str(files["code_file"])
+    try:
+        source = code_path.read_text(encoding="utf-8")
+    except OSError as exc:
+        issue(code_path.name, "code_file", "missing_file", str(exc))
+        return None, issues
+    try:
+        sections = split_sections(source)
+    except SectionError as exc:
+        issue(code_path.name, "sections", "bad_section", str(exc))
+        return None, issues
+    problems = section_problems(sections)
+    for section, message in problems:
+        issue(code_path.name, section, "bad_section", message)
+    if problems:
+        return None, issues
+
+    test_path = path / str(files["test_file"])
+    tests = _load_tests(signature, test_path, issue)
+    reject_path = path / str(files["reject_inputs_file"])
+    rejects = _load_rejects(signature, reject_path, issue)
+
+    task = Task(
+        id=task_id, description=description, signature=signature, tests=tests,
+        reject_inputs=rejects, python=sections, meta=meta, path=path,
+    )
+    return task, issues
+
+
+def _read_json(p: Path, label: str, issue: Any, *, required: bool = True) -> Any:
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as exc:
+        if required:
+            issue(label, "", "missing_file", str(exc))
+        return None
+    try:
+        return json.loads(text)
+    except ValueError as exc:
+        issue(label, "", "bad_json", str(exc))
+        return None
+
+
+def _items(p: Path, issue: Any) -> list[Any]:
+    data = _read_json(p, p.name, issue, required=False)
+    if data is None:
+        if not p.exists():
+            issue(p.name, "", "missing_file", f"{p} does not exist")
+        return []
+    if not isinstance(data, list):
+        issue(p.name, "", "bad_json", "the file must hold a JSON list")
+        return []
+    return data
+
+
+def _load_tests(signature: Signature, p: Path, issue: Any) -> list[TestCase]:
+    tests: list[TestCase] = []
+    for i, raw in enumerate(_items(p, issue)):
+        where = f"[{i}]"
+        if not isinstance(raw, dict) or "input" not in raw or "expected" not in raw:
+            issue(p.name, where, "bad_json", "a test needs 'input' and 'expected'")
+            continue
+        inp = _decode_input(signature, raw["input"], p.name, f"{where}.input", issue)
+        if inp is None:
+            continue
+        try:
+            expected = signature.decode_output(raw["expected"])
+        except (ValueError, TypeError) as exc:
+            issue(p.name, f"{where}.expected", _kind(exc), str(exc))
+            continue
+        unexpected = []
+        raw_unexpected = raw.get("unexpected", [])
+        if not isinstance(raw_unexpected, list):
+            issue(p.name, f"{where}.unexpected", "bad_json", "must be a list")
+            raw_unexpected = []
+        for j, u in enumerate(raw_unexpected):
+            try:
+                unexpected.append(signature.decode_output(u))
+            except (ValueError, TypeError) as exc:
+                issue(p.name, f"{where}.unexpected[{j}]", _kind(exc), str(exc))
+        tests.append(TestCase(inp, expected, unexpected,
+                              str(raw.get("provenance", "original"))))
+    return tests
+
+
+def _load_rejects(signature: Signature, p: Path, issue: Any) -> list[Input]:
+    rejects: list[Input] = []
+    for i, raw in enumerate(_items(p, issue)):
+        where = f"[{i}]"
+        if not isinstance(raw, dict) or "input" not in raw:
+            issue(p.name, where, "bad_json", "a reject input needs 'input'")
+            continue
+        inp = _decode_input(signature, raw["input"], p.name, f"{where}.input", issue)
+        if inp is not None:
+            rejects.append(inp)
+    return rejects
+
+
+def _decode_input(signature: Signature, raw: Any, file: str, where: str,
+                  issue: Any) -> Input | None:
+    try:
+        return signature.decode_input(raw)
+    except (ValueError, TypeError) as exc:
+        bad = _bad_param(signature, raw)
+        issue(file, f"{where}.{bad}" if bad else where, _kind(exc), str(exc))
+        return None
+
+
+def _bad_param(signature: Signature, raw: Any) -> str:
+    """The first parameter whose value does not decode (for the issue's field)."""
+    if not isinstance(raw, dict):
+        return ""
+    from veriscale.values import decode
+
+    for p in signature.params:
+        if p.name in raw:
+            try:
+                decode(p.type, raw[p.name])
+            except (ValueError, TypeError):
+                return p.name
+    return ""
+
+
+def _kind(exc: Exception) -> str:
+    return "unparsable" if type(exc).__name__ == "Unparsable" else "ill_typed"
+
+
+# ---------------------------------------------------------------------------
+# writing
+
+
+def write_task_dir(task: Task, path: Path) -> Path:
+    """Write ``task`` as a Python-spec task folder at ``path`` (atomic per file)."""
+    if task.python is None:
+        raise ValueError(f"task {task.id} has no Python sections to write")
+    path = Path(path)
+    path.mkdir(parents=True, exist_ok=True)
+    meta = {
+        "format": FORMAT,
+        "id": task.id,
+        "signature": task.signature.to_json(),
+        **DEFAULT_FILES,
+        "metadata": dict(task.meta.get("metadata", {})) if isinstance(task.meta, dict) else {},
+    }
+    tests = []
+    for t in task.tests:
+        item: dict[str, Any] = {
+            "input": task.signature.encode_input(t.input),
+            "expected": task.signature.encode_output(t.expected),
+            "unexpected": [task.signature.encode_output(u) for u in t.unexpected],
+        }
+        if t.provenance != "original":
+            item["provenance"] = t.provenance
+        tests.append(item)
+    rejects = [{"input": task.signature.encode_input(r)} for r in task.reject_inputs]
+    _atomic_write(path / "task.json", _dumps(meta))
+    _atomic_write(path / "description.txt", task.description)
+    _atomic_write(path / "task.py", module_source(task.python))
+    _atomic_write(path / "test.json", _dumps(tests))
+    _atomic_write(path / "reject_inputs.json", _dumps(rejects))
+    return path
+
+
+def _dumps(obj: Any) -> str:
+    return json.dumps(obj, indent=2, ensure_ascii=False) + "\n"
+
+
+def _atomic_write(p: Path, text: str) -> None:
+    fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=f".{p.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, p)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

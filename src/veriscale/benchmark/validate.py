@@ -1,0 +1,266 @@
+"""Static lint of a dataset in the VERINA directory format.
+
+The checks are the data defects found in the authors' released suites
+(upstream-facts §3.4): values that do not parse or do not fit their type,
+duplicate inputs, inputs that are both expected and rejected, expected
+outputs listed as unexpected, and values VERINA's own unescaped renderer
+would break. Everything here is pure over :class:`RawTask` records except
+:func:`validate_dataset`, which reads the folders.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from veriscale.benchmark.loader import task_dirs
+from veriscale.benchmark.model import Input, LoadIssue, Signature, Task
+from veriscale.benchmark.verina import (
+    REJECT_JSON,
+    TASK_JSON,
+    TEST_JSON,
+    RawTask,
+    build_task,
+    read_raw,
+)
+from veriscale.values import ValueError_, json_render_hazard, values_equal
+
+DEFECT_KINDS = (
+    "ill_typed",
+    "unparsable",
+    "duplicate_input",
+    "input_in_both",
+    "expected_in_unexpected",
+    "render_hazard",
+)
+"""Defects in the suite itself; load issues of these kinds count as defects."""
+
+WARNING_KINDS = ("signature_mismatch",)
+"""Load issues that do not affect what VERINA or VeriScale read."""
+
+
+@dataclass(frozen=True)
+class Defect:
+    """One defect, located by task, file and field (e.g. ``[3].unexpected[1]``)."""
+
+    task: str
+    file: str
+    field: str
+    kind: str
+    message: str
+
+    @property
+    def where(self) -> str:
+        return f"{self.file}{self.field}"
+
+
+@dataclass
+class TaskReport:
+    """What linting one task folder found. ``loaded`` is false when the task
+    could not be built at all (its problems are then in ``errors``)."""
+
+    task: str
+    loaded: bool
+    defects: list[Defect] = field(default_factory=list)
+    errors: list[LoadIssue] = field(default_factory=list)
+    warnings: list[LoadIssue] = field(default_factory=list)
+
+    def counts(self) -> dict[str, int]:
+        found = Counter(d.kind for d in self.defects)
+        return {kind: found[kind] for kind in DEFECT_KINDS if found[kind]}
+
+
+@dataclass
+class ValidationReport:
+    """The lint of a whole dataset, in folder order."""
+
+    tasks: list[TaskReport]
+
+    @property
+    def defect_count(self) -> int:
+        return sum(len(t.defects) for t in self.tasks)
+
+    @property
+    def errors(self) -> list[LoadIssue]:
+        return [e for t in self.tasks for e in t.errors]
+
+    @property
+    def warnings(self) -> list[LoadIssue]:
+        return [w for t in self.tasks for w in t.warnings]
+
+    @property
+    def ok(self) -> bool:
+        """No defect and no error (warnings do not count)."""
+        return self.defect_count == 0 and not self.errors
+
+    def totals(self) -> dict[str, int]:
+        found = Counter(d.kind for t in self.tasks for d in t.defects)
+        return {kind: found[kind] for kind in DEFECT_KINDS}
+
+    def per_task(self) -> dict[str, dict[str, int]]:
+        return {t.task: t.counts() for t in self.tasks if t.defects}
+
+    def to_json(self, *, details: bool = False) -> dict[str, Any]:
+        """``{"tasks", "defects", "per_task", "errors", "warnings"[, "details"]}``."""
+        out: dict[str, Any] = {
+            "tasks": len(self.tasks),
+            "defects": self.totals(),
+            "per_task": self.per_task(),
+            "errors": [asdict(e) for e in self.errors],
+            "warnings": [asdict(w) for w in self.warnings],
+        }
+        if details:
+            out["details"] = [asdict(d) for t in self.tasks for d in t.defects]
+        return out
+
+
+# ---------------------------------------------------------------- checks
+
+_MISSING = object()
+
+
+def _try_decode(fn: Callable[[Any], Any], raw: Any) -> Any:
+    try:
+        return fn(raw)
+    except (ValueError_, ValueError, TypeError):
+        return _MISSING
+
+
+def _rows(data: Any) -> list[tuple[int, dict[str, Any]]]:
+    if not isinstance(data, list):
+        return []
+    return [(i, row) for i, row in enumerate(data) if isinstance(row, dict)]
+
+
+def hazard_defects(task: str, signature: Signature, tests: Any, rejects: Any) -> list[Defect]:
+    """Values that VERINA's renderer would paste into Lean as broken or different text."""
+    out: list[Defect] = []
+    types = {p.name: p.type for p in signature.params}
+
+    def look_input(file: str, where: str, inp: Any) -> None:
+        if isinstance(inp, dict):
+            for name, value in inp.items():
+                if name in types:
+                    check(file, f"{where}.input.{name}", types[name], value)
+
+    def check(file: str, where: str, t: Any, value: Any) -> None:
+        why = json_render_hazard(t, value)
+        if why:
+            out.append(Defect(task, file, where, "render_hazard", why))
+
+    for i, row in _rows(tests):
+        look_input(TEST_JSON, f"[{i}]", row.get("input"))
+        if "expected" in row:
+            check(TEST_JSON, f"[{i}].expected", signature.return_type, row["expected"])
+        unexpected = row.get("unexpected")
+        for j, value in enumerate(unexpected if isinstance(unexpected, list) else []):
+            check(TEST_JSON, f"[{i}].unexpected[{j}]", signature.return_type, value)
+    for i, row in _rows(rejects):
+        look_input(REJECT_JSON, f"[{i}]", row.get("input"))
+    return out
+
+
+def _decoded_inputs(signature: Signature, data: Any) -> list[tuple[int, Input]]:
+    out = []
+    for i, row in _rows(data):
+        inp = _try_decode(signature.decode_input, row.get("input"))
+        if inp is not _MISSING:
+            out.append((i, inp))
+    return out
+
+
+def _duplicates(task: str, file: str, inputs: list[tuple[int, Input]]) -> list[Defect]:
+    first: dict[Input, int] = {}
+    out: list[Defect] = []
+    for i, inp in inputs:
+        if inp in first:
+            out.append(Defect(task, file, f"[{i}].input", "duplicate_input",
+                              f"same input as {file}[{first[inp]}]"))
+        else:
+            first[inp] = i
+    return out
+
+
+def suite_defects(task: str, signature: Signature, tests: Any, rejects: Any) -> list[Defect]:
+    """Duplicates, inputs both expected and rejected, expected values listed as
+    unexpected; values are compared canonically (``[1, 2]`` == ``"[1, 2]"``)."""
+    test_inputs = _decoded_inputs(signature, tests)
+    reject_inputs = _decoded_inputs(signature, rejects)
+    out = _duplicates(task, TEST_JSON, test_inputs) + _duplicates(task, REJECT_JSON, reject_inputs)
+    expected_at = {inp: i for i, inp in reversed(test_inputs)}
+    for i, inp in reject_inputs:
+        if inp in expected_at:
+            out.append(Defect(task, REJECT_JSON, f"[{i}].input", "input_in_both",
+                              f"also a test input ({TEST_JSON}[{expected_at[inp]}])"))
+    rt = signature.return_type
+    for i, row in _rows(tests):
+        expected = _try_decode(signature.decode_output, row.get("expected", _MISSING))
+        unexpected = row.get("unexpected")
+        if expected is _MISSING or not isinstance(unexpected, list):
+            continue
+        for j, raw in enumerate(unexpected):
+            value = _try_decode(signature.decode_output, raw)
+            if value is not _MISSING and values_equal(rt, expected, value):
+                out.append(Defect(task, TEST_JSON, f"[{i}].unexpected[{j}]",
+                                  "expected_in_unexpected", f"equals the expected value {raw!r}"))
+    return out
+
+
+Loader = Callable[[RawTask], tuple[Task | None, list[LoadIssue]]]
+
+
+def lint_raw(raw: RawTask, loader: Loader = build_task) -> TaskReport:
+    """Pure: lint one task folder's raw content (``loader`` builds the task;
+    VERINA's by default)."""
+    task, issues = loader(raw)
+    report = TaskReport(raw.name, loaded=task is not None)
+    for issue in issues:
+        if issue.kind in DEFECT_KINDS:
+            report.defects.append(
+                Defect(issue.task, issue.file, issue.field, issue.kind, issue.message)
+            )
+        elif issue.kind in WARNING_KINDS:
+            report.warnings.append(issue)
+        else:
+            report.errors.append(issue)
+    if task is None:
+        if not report.errors:
+            report.errors.append(LoadIssue(raw.name, TASK_JSON, "", "bad_task",
+                                           "the task could not be built"))
+        return report
+    tests, rejects = raw.data.get(TEST_JSON), raw.data.get(REJECT_JSON)
+    report.defects += hazard_defects(raw.name, task.signature, tests, rejects)
+    report.defects += suite_defects(raw.name, task.signature, tests, rejects)
+    return report
+
+
+def lint_dataset(raws: Iterable[RawTask], loader: Loader | None = None) -> ValidationReport:
+    """Pure: lint every task; ``loader(raw)`` defaults to the format of each folder."""
+    return ValidationReport([lint_raw(raw, loader or loader_for(raw)) for raw in raws])
+
+
+def loader_for(raw: RawTask) -> Loader:
+    """VERINA's builder, or the Python-spec format's loader for ``task.py`` folders."""
+    if raw.path is not None and (Path(raw.path) / "task.py").is_file():
+        from veriscale.benchmark import python_format
+
+        def load_python(r: RawTask) -> tuple[Task | None, list[LoadIssue]]:
+            return python_format.load_task_dir(Path(r.path or ""))
+
+        return load_python
+    return build_task
+
+
+def validate_dataset(root: Path) -> ValidationReport:
+    """Read and lint every task folder of ``root``; raises ``NotADataset``."""
+    return lint_dataset(read_raw(d) for d in task_dirs(Path(root)))
+
+
+__all__ = [
+    "DEFECT_KINDS", "WARNING_KINDS", "Defect", "TaskReport", "ValidationReport",
+    "hazard_defects", "lint_dataset", "lint_raw", "loader_for", "suite_defects",
+    "validate_dataset",
+]

@@ -1,0 +1,577 @@
+"""The VERINA directory format: read a task folder into a :class:`Task`, write one back.
+
+A task folder holds ``task.json``, ``description.txt``, ``task.lean``,
+``test.json``, ``reject_inputs.json`` and, for the ``advanced`` tasks,
+``signature.json``. Reading is split in two so that the linter can reuse it:
+:func:`read_raw` does the I/O (texts and JSON, file-level problems) and
+:func:`build_task` is a pure function from that raw content to a task and its
+:class:`LoadIssue` records. A bad value drops only that value (or its row);
+a task is ``None`` only when it cannot be built at all.
+
+``task.lean`` is parsed the way VERINA does it: line-based markers
+``-- !benchmark @start <name> [k=v]`` / ``-- !benchmark @end <name>``, bodies
+kept verbatim (every line with its indentation and a trailing newline), blank
+sections left at their defaults. Writing reproduces the file byte for byte
+when the sections are unchanged and renders the VERINA template otherwise.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+from veriscale.benchmark.model import Input, LeanSections, LoadIssue, Signature, Task, TestCase
+from veriscale.values import TypeParseError, ValueError_, decode
+from veriscale.values.value import Unparsable
+
+TASK_JSON = "task.json"
+DESCRIPTION = "description.txt"
+SIGNATURE_JSON = "signature.json"
+TASK_LEAN = "task.lean"
+TEST_JSON = "test.json"
+REJECT_JSON = "reject_inputs.json"
+
+MARKER = "-- !benchmark"
+
+BODY_SECTIONS = (
+    "task_aux", "solution_aux", "precond_aux", "precond", "code_aux", "code",
+    "postcond_aux", "postcond", "proof_aux", "proof",
+)
+"""Section names VERINA knows besides ``import``; each maps to a LeanSections field."""
+
+IMPORT_FIELDS = {"task": "task_imports", "solution": "solution_imports"}
+"""``import type=...`` sections we keep; VERINA ignores ``llm`` and ``test`` too."""
+
+SECTION_FIELDS = tuple(f.name for f in fields(LeanSections) if f.name != "source")
+
+
+# ---------------------------------------------------------------- task.lean
+
+
+class SectionError(ValueError):
+    """A ``task.lean`` whose markers VERINA's parser would reject."""
+
+    def __init__(self, line: int, message: str) -> None:
+        super().__init__(f"line {line}: {message}")
+        self.line = line
+
+
+@dataclass(frozen=True)
+class MarkedSection:
+    """One ``@start``/``@end`` block: its name, its ``k=v`` arguments and body."""
+
+    name: str
+    args: tuple[tuple[str, str], ...]
+    body: str
+    line: int  # 1-based line of the @start marker
+
+    def arg(self, key: str) -> str | None:
+        return dict(self.args).get(key)
+
+
+def split_sections(text: str) -> list[MarkedSection]:
+    """The marked blocks of a Lean file, in order; raise :class:`SectionError`
+    for nesting, an unmatched or unclosed marker, or a marker that is neither
+    ``@start`` nor ``@end``."""
+    out: list[MarkedSection] = []
+    current: tuple[str, tuple[tuple[str, str], ...], int] | None = None
+    body: list[str] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if MARKER not in line:
+            if current is not None:
+                body.append(line + "\n")
+            continue
+        directive = line.split(MARKER, 1)[1].strip()
+        verb, _, rest = directive.partition(" ")
+        words = rest.split()
+        if verb == "@start":
+            if not words:
+                raise SectionError(number, "@start marker without a section name")
+            if current is not None:
+                raise SectionError(number, f"section {words[0]!r} opened inside {current[0]!r}")
+            args = tuple(tuple(w.split("=", 1)) for w in words[1:] if "=" in w)
+            current = (words[0], args, number)  # type: ignore[assignment]
+            body = []
+        elif verb == "@end":
+            name = words[0] if words else ""
+            if current is None or name != current[0]:
+                open_name = current[0] if current else None
+                raise SectionError(number, f"@end {name!r} does not close {open_name!r}")
+            out.append(MarkedSection(current[0], current[1], "".join(body), current[2]))
+            current = None
+        else:
+            raise SectionError(number, f"unknown benchmark marker {directive!r}")
+    if current is not None:
+        raise SectionError(current[2], f"section {current[0]!r} is never closed")
+    return out
+
+
+def parse_lean_sections(text: str) -> LeanSections:
+    """VERINA's reading of ``task.lean`` as :class:`LeanSections` (``source`` = ``text``).
+
+    Raises :class:`SectionError` on bad markers, an unknown or repeated section
+    name, or an empty ``code`` section (VERINA refuses such tasks).
+    """
+    sections = LeanSections(source=text)
+    imports: dict[str, str] = {}
+    seen: set[str] = set()
+    for sec in split_sections(text):
+        if sec.name == "import":
+            target = IMPORT_FIELDS.get(sec.arg("type") or "")
+            if target is not None:
+                imports[target] = imports.get(target, "") + sec.body
+            continue
+        if sec.name not in BODY_SECTIONS:
+            raise SectionError(sec.line, f"unknown section {sec.name!r}")
+        if sec.name in seen:
+            raise SectionError(sec.line, f"section {sec.name!r} appears twice")
+        seen.add(sec.name)
+        if sec.body.strip():
+            setattr(sections, sec.name, sec.body)
+    for target, body in imports.items():
+        if body.strip():
+            setattr(sections, target, body)
+    if not sections.code.strip():
+        raise SectionError(1, "the code section is missing or empty")
+    return sections
+
+
+DEF_SECTIONS = ("precond", "code", "postcond", "proof")
+"""Sections whose body sits inside a definition, indented under its header."""
+
+
+def normalise_sections(sections: LeanSections) -> LeanSections:
+    """The bodies as they read back after :func:`render_task_lean`: definition
+    bodies indented by two spaces, every non-blank body ending in a newline,
+    blank sections at their defaults."""
+    defaults = LeanSections()
+    out = replace(sections)
+    for name in SECTION_FIELDS:
+        body = getattr(sections, name)
+        if not body.strip():
+            body = getattr(defaults, name)
+        if name in DEF_SECTIONS:
+            body = _indented(body) if body.strip() else body
+        elif body.strip():
+            body = _with_newline(body)
+        setattr(out, name, body)
+    return out
+
+
+def sections_equal(a: LeanSections, b: LeanSections) -> bool:
+    """Same section bodies up to :func:`normalise_sections` (``source`` is not compared)."""
+    na, nb = normalise_sections(a), normalise_sections(b)
+    return all(getattr(na, name) == getattr(nb, name) for name in SECTION_FIELDS)
+
+
+def _block(name: str, body: str, header: str = "") -> str:
+    start = f"-- !benchmark @start {name}{header}\n"
+    return start + (_with_newline(body) if body.strip() else "\n") + f"-- !benchmark @end {name}\n"
+
+
+def _with_newline(text: str) -> str:
+    return text if text.endswith("\n") else text + "\n"
+
+
+def _indented(body: str) -> str:
+    """A definition body as it sits between its markers: indented by two spaces
+    unless it already is (VERINA's rule, judged on the first non-blank line)."""
+    lines = body.splitlines()
+    first = next((ln for ln in lines if ln.strip()), "")
+    if first.startswith("  "):
+        return _with_newline(body)
+    return "".join(("  " + ln if ln.strip() else ln) + "\n" for ln in lines)
+
+
+def _sp(text: str) -> str:
+    return f" {text}" if text else ""
+
+
+def _def_block(name: str, body: str) -> str:
+    return (
+        f"  -- !benchmark @start {name}\n{_indented(body)}  -- !benchmark @end {name}\n"
+    )
+
+
+def render_task_lean(
+    signature: Signature,
+    sections: LeanSections,
+    *,
+    precond_attr: str = "@[reducible, simp]",
+    postcond_attr: str = "@[reducible, simp]",
+) -> str:
+    """A ``task.lean`` in VERINA's layout for ``sections`` (for tasks built from
+    scratch or whose sections changed). Parsing the result gives the same
+    bodies back, with unindented definition bodies indented by two spaces."""
+    name = signature.name
+    binders = " ".join(f"({p.name} : {p.type_text})" for p in signature.params)
+    tight = " ".join(f"({p.name}: {p.type_text})" for p in signature.params)
+    args = " ".join(f"({p.name})" for p in signature.params)
+    ret = signature.return_text
+    hyp = f"(h_precond : {name}_precond{' ' + args if args else ''})"
+    parts: list[str] = []
+    if sections.task_imports.strip():
+        parts.append(_block("import", sections.task_imports, " type=task") + "\n")
+    parts.append(_block("import", sections.solution_imports, " type=solution") + "\n")
+    if sections.task_aux.strip():
+        parts.append(_block("task_aux", sections.task_aux) + "\n")
+    parts.append(_block("solution_aux", sections.solution_aux) + "\n")
+    parts.append(_block("precond_aux", sections.precond_aux) + "\n")
+    parts.append(
+        f"{precond_attr}\ndef {name}_precond{_sp(binders)} : Prop :=\n"
+        + _def_block("precond", sections.precond)
+        + "\n\n"
+    )
+    parts.append(_block("code_aux", sections.code_aux) + "\n\n")
+    parts.append(
+        f"def {name}{_sp(binders)} {hyp} : {ret} :=\n" + _def_block("code", sections.code) + "\n\n"
+    )
+    parts.append(_block("postcond_aux", sections.postcond_aux) + "\n\n")
+    parts.append(
+        f"{postcond_attr}\ndef {name}_postcond{_sp(binders)} (result: {ret}) {hyp} : Prop :=\n"
+        + _def_block("postcond", sections.postcond)
+        + "\n\n"
+    )
+    parts.append(_block("proof_aux", sections.proof_aux) + "\n\n")
+    parts.append(
+        f"theorem {name}_spec_satisfied{_sp(tight)} {hyp} :\n"
+        f"    {name}_postcond{_sp(args)} ({name}{_sp(args)} h_precond) h_precond := by\n"
+        + _def_block("proof", sections.proof)
+    )
+    return "".join(parts)
+
+
+def lean_text(task: Task) -> str:
+    """The ``task.lean`` to write: the source as read when its sections are
+    unchanged (byte for byte), the VERINA template otherwise."""
+    if task.lean is None:
+        raise ValueError(f"{task.id}: task has no Lean sections to write as task.lean")
+    source = task.lean.source
+    if source:
+        try:
+            if sections_equal(parse_lean_sections(source), task.lean):
+                return source
+        except SectionError:
+            pass
+    return render_task_lean(task.signature, task.lean)
+
+
+# ---------------------------------------------------------------- reading
+
+
+@dataclass
+class RawTask:
+    """What a task folder holds, before any value is decoded.
+
+    ``texts`` maps file name → text for the files that exist and could be read;
+    ``data`` maps JSON file name → parsed JSON. File-level problems are in
+    ``issues`` already.
+    """
+
+    name: str
+    path: Path | None
+    texts: dict[str, str] = field(default_factory=dict)
+    data: dict[str, Any] = field(default_factory=dict)
+    issues: list[LoadIssue] = field(default_factory=list)
+
+
+REQUIRED_FILES = (TASK_JSON, TASK_LEAN, TEST_JSON, DESCRIPTION, REJECT_JSON)
+JSON_FILES = (TASK_JSON, TEST_JSON, REJECT_JSON, SIGNATURE_JSON)
+
+
+def read_raw(path: Path) -> RawTask:
+    """Read every file of a task folder; never raises for a bad or missing file."""
+    path = Path(path)
+    raw = RawTask(path.name, path)
+    for name in (*REQUIRED_FILES, SIGNATURE_JSON):
+        file = path / name
+        if not file.is_file():
+            python_task = name == TASK_LEAN and (path / "task.py").is_file()
+            if name != SIGNATURE_JSON and not python_task:
+                raw.issues.append(
+                    LoadIssue(raw.name, name, "", "missing_file", f"{file} does not exist")
+                )
+            continue
+        try:
+            with open(file, encoding="utf-8", newline="") as fh:
+                raw.texts[name] = fh.read()
+        except (OSError, UnicodeDecodeError) as exc:
+            raw.issues.append(LoadIssue(raw.name, name, "", "bad_file", str(exc)))
+    return parse_raw_json(raw)
+
+
+def parse_raw_json(raw: RawTask) -> RawTask:
+    """Parse the JSON texts of ``raw`` into ``raw.data`` (bad JSON → issue)."""
+    for name in JSON_FILES:
+        if name in raw.texts and name not in raw.data:
+            try:
+                raw.data[name] = json.loads(raw.texts[name])
+            except json.JSONDecodeError as exc:
+                raw.issues.append(LoadIssue(raw.name, name, "", "bad_json", str(exc)))
+    return raw
+
+
+def _signature_difference(other: Any, signature: dict[str, Any]) -> str:
+    """Say how ``signature.json`` differs from ``task.json``'s signature (it is
+    only a duplicate; VERINA reads the one in ``task.json``)."""
+    params = other.get("parameters") if isinstance(other, dict) else None
+    if isinstance(params, list) and all(isinstance(p, dict) for p in params):
+        renamed = [
+            {"param_name": p.get("name"), "param_type": p.get("type")} for p in params
+        ]
+        if {**other, "parameters": renamed} == signature:
+            return "parameters use keys 'name'/'type' instead of 'param_name'/'param_type'"
+    return "differs from the signature in task.json (task.json's is used)"
+
+
+def _value_issue_kind(exc: Exception) -> str:
+    if isinstance(exc, Unparsable):
+        return "unparsable"
+    return "ill_typed"
+
+
+def build_task(raw: RawTask) -> tuple[Task | None, list[LoadIssue]]:
+    """Pure: the task that ``raw`` describes, and every problem found on the way."""
+    issues = list(raw.issues)
+    name = raw.name
+
+    def issue(file: str, where: str, kind: str, message: str) -> None:
+        issues.append(LoadIssue(name, file, where, kind, message))
+
+    meta = raw.data.get(TASK_JSON)
+    if not isinstance(meta, dict):
+        if TASK_JSON in raw.data:
+            issue(TASK_JSON, "", "bad_json", "task.json must hold a JSON object")
+        return None, issues
+    try:
+        signature = Signature.from_json(meta["signature"])
+    except TypeParseError as exc:
+        issue(TASK_JSON, "signature", "bad_type", str(exc))
+        return None, issues
+    except (KeyError, TypeError) as exc:
+        issue(TASK_JSON, "signature", "bad_json", f"malformed signature: {exc!r}")
+        return None, issues
+    sig_json = raw.data.get(SIGNATURE_JSON)
+    if sig_json is not None and sig_json != meta["signature"]:
+        issue(SIGNATURE_JSON, "", "signature_mismatch", _signature_difference(
+            sig_json, meta["signature"]))
+
+    lean: LeanSections | None = None
+    if TASK_LEAN in raw.texts:
+        try:
+            lean = parse_lean_sections(raw.texts[TASK_LEAN])
+        except SectionError as exc:
+            issue(TASK_LEAN, f"line {exc.line}", "bad_section", str(exc))
+    if lean is None:
+        return None, issues
+
+    tests = _decode_tests(signature, raw.data.get(TEST_JSON, []), issue)
+    rejects = _decode_rejects(signature, raw.data.get(REJECT_JSON, []), issue)
+    task = Task(
+        id=meta.get("id") if isinstance(meta.get("id"), str) else name,
+        description=raw.texts.get(DESCRIPTION, ""),
+        signature=signature,
+        tests=tests,
+        reject_inputs=rejects,
+        lean=lean,
+        meta=meta,
+        path=raw.path,
+    )
+    return task, issues
+
+
+def _decode_input(
+    signature: Signature, raw: Any, file: str, where: str, issue: Any
+) -> Input | None:
+    """Decode one ``{"param": json}`` input, reporting every bad parameter by name."""
+    if not isinstance(raw, dict):
+        issue(file, where, "ill_typed", f"input must be an object, got {type(raw).__name__}")
+        return None
+    missing = [n for n in signature.names if n not in raw]
+    extra = [k for k in raw if k not in signature.names]
+    if missing or extra:
+        issue(file, where, "ill_typed", f"keys differ from parameters: missing {missing}, "
+              f"extra {extra}")
+        return None
+    values: list[Any] = []
+    ok = True
+    for p in signature.params:
+        try:
+            values.append(decode(p.type, raw[p.name]))
+        except ValueError_ as exc:
+            issue(file, f"{where}.{p.name}", _value_issue_kind(exc), str(exc))
+            ok = False
+    return tuple(values) if ok else None
+
+
+def _decode_value(
+    signature: Signature, raw: Any, file: str, where: str, issue: Any
+) -> tuple[bool, Any]:
+    try:
+        return True, signature.decode_output(raw)
+    except ValueError_ as exc:
+        issue(file, where, _value_issue_kind(exc), str(exc))
+    return False, None
+
+
+def _decode_tests(signature: Signature, rows: Any, issue: Any) -> list[TestCase]:
+    if not isinstance(rows, list):
+        issue(TEST_JSON, "", "bad_json", "test.json must hold a JSON list")
+        return []
+    out: list[TestCase] = []
+    for i, row in enumerate(rows):
+        where = f"[{i}]"
+        if not isinstance(row, dict) or "input" not in row or "expected" not in row:
+            issue(TEST_JSON, where, "bad_json", "a test row needs 'input' and 'expected'")
+            continue
+        inp = _decode_input(signature, row["input"], TEST_JSON, f"{where}.input", issue)
+        ok, expected = _decode_value(
+            signature, row["expected"], TEST_JSON, f"{where}.expected", issue
+        )
+        if inp is None or not ok:
+            continue
+        raw_unexpected = row.get("unexpected") or []
+        if not isinstance(raw_unexpected, list):
+            issue(TEST_JSON, f"{where}.unexpected", "bad_json", "'unexpected' must be a list")
+            raw_unexpected = []
+        unexpected: list[Any] = []
+        for j, value in enumerate(raw_unexpected):
+            ok, decoded = _decode_value(
+                signature, value, TEST_JSON, f"{where}.unexpected[{j}]", issue
+            )
+            if ok:
+                unexpected.append(decoded)
+        out.append(TestCase(inp, expected, unexpected))
+    return out
+
+
+def _decode_rejects(signature: Signature, rows: Any, issue: Any) -> list[Input]:
+    if not isinstance(rows, list):
+        issue(REJECT_JSON, "", "bad_json", "reject_inputs.json must hold a JSON list")
+        return []
+    out: list[Input] = []
+    for i, row in enumerate(rows):
+        where = f"[{i}]"
+        if not isinstance(row, dict) or "input" not in row:
+            issue(REJECT_JSON, where, "bad_json", "a reject row needs 'input'")
+            continue
+        inp = _decode_input(signature, row["input"], REJECT_JSON, f"{where}.input", issue)
+        if inp is not None:
+            out.append(inp)
+    return out
+
+
+def load_task_dir(path: Path) -> tuple[Task | None, list[LoadIssue]]:
+    """Load one VERINA task folder (see :func:`build_task`)."""
+    return build_task(read_raw(Path(path)))
+
+
+# ---------------------------------------------------------------- writing
+
+
+def _dump(data: Any, *, ensure_ascii: bool) -> str:
+    return json.dumps(data, indent=4, ensure_ascii=ensure_ascii)
+
+
+def task_json_dict(task: Task) -> dict[str, Any]:
+    """``task.json`` content: the original dict (key order kept) with ``id`` and
+    ``signature`` brought up to date, or a fresh VERINA-shaped dict."""
+    if task.meta:
+        meta = dict(task.meta)
+        if meta.get("id") != task.id:
+            meta["id"] = task.id
+        if meta.get("signature") != task.signature.to_json():
+            meta["signature"] = task.signature.to_json()
+        return meta
+    return {
+        "id": task.id,
+        "signature": task.signature.to_json(),
+        "description_file": f"./{DESCRIPTION}",
+        "lean_file": f"./{TASK_LEAN}",
+        "specification": {"preconditions": "", "postconditions": ""},
+        "metadata": {},
+        "test_file": f"./{TEST_JSON}",
+        "reject_inputs_file": f"./{REJECT_JSON}",
+    }
+
+
+def tests_json(task: Task) -> list[dict[str, Any]]:
+    """``test.json`` rows in the VERINA encoding; raises ``ValueError`` naming a bad value."""
+    sig = task.signature
+    rows: list[dict[str, Any]] = []
+    for i, case in enumerate(task.tests):
+        try:
+            rows.append({
+                "input": sig.encode_input(case.input),
+                "expected": sig.encode_output(case.expected),
+                "unexpected": [sig.encode_output(v) for v in case.unexpected],
+            })
+        except (ValueError_, ValueError) as exc:
+            raise ValueError(f"{task.id}: {TEST_JSON}[{i}]: cannot encode: {exc}") from exc
+    return rows
+
+
+def rejects_json(task: Task) -> list[dict[str, Any]]:
+    sig = task.signature
+    rows: list[dict[str, Any]] = []
+    for i, inp in enumerate(task.reject_inputs):
+        try:
+            rows.append({"input": sig.encode_input(inp)})
+        except (ValueError_, ValueError) as exc:
+            raise ValueError(f"{task.id}: {REJECT_JSON}[{i}]: cannot encode: {exc}") from exc
+    return rows
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_task_dir(task: Task, path: Path, *, signature_json: bool | None = None) -> Path:
+    """Write ``task`` as a VERINA task folder at ``path`` (created if needed).
+
+    ``signature.json`` is written when ``signature_json`` is true, or, when it
+    is ``None``, when the folder the task was read from had one (VERINA's
+    ``advanced`` tasks). Every file is replaced atomically.
+    """
+    path = Path(path)
+    # Encode first so that a bad value leaves no half-written folder behind.
+    lean = lean_text(task)
+    tests = _dump(tests_json(task), ensure_ascii=False)
+    rejects = _dump(rejects_json(task), ensure_ascii=False)
+    path.mkdir(parents=True, exist_ok=True)
+    _write_atomic(path / TASK_JSON, _dump(task_json_dict(task), ensure_ascii=True))
+    _write_atomic(path / DESCRIPTION, task.description)
+    if signature_json is None:
+        signature_json = task.path is not None and (Path(task.path) / SIGNATURE_JSON).is_file()
+    if signature_json:
+        _write_atomic(path / SIGNATURE_JSON, _dump(task.signature.to_json(), ensure_ascii=True))
+    _write_atomic(path / TASK_LEAN, lean)
+    _write_atomic(path / TEST_JSON, tests)
+    _write_atomic(path / REJECT_JSON, rejects)
+    return path
+
+
+def with_sections(task: Task, **bodies: str) -> Task:
+    """A copy of ``task`` whose Lean sections have the given new bodies."""
+    if task.lean is None:
+        raise ValueError(f"{task.id}: task has no Lean sections")
+    return replace(task, lean=replace(task.lean, **bodies))
+
+
+__all__ = [
+    "BODY_SECTIONS", "DEF_SECTIONS", "MarkedSection", "RawTask", "SectionError", "build_task",
+    "lean_text", "load_task_dir", "normalise_sections", "parse_lean_sections", "parse_raw_json", "read_raw", "rejects_json",
+    "render_task_lean", "sections_equal", "split_sections", "task_json_dict", "tests_json",
+    "with_sections", "write_task_dir",
+]

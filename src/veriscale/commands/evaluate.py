@@ -1,0 +1,197 @@
+"""``veriscale evaluate``: score model outputs, or built-in mutants, on suites.
+
+``veriscale evaluate SUITE --solutions FILE`` prints per-metric pass@k with
+lower/upper bounds, per-task verdicts and wall time; ``--mutants SUITE...``
+measures each suite's discriminative power on flawed candidates derived from the
+first suite's ground truth (plus the ground truth itself as a control).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from veriscale.backends.registry import backend_names, make_backend
+from veriscale.benchmark.loader import load_benchmark
+
+SHOWN_TASK_METRICS = ("code", "precond_sound_complete", "postcond_sound_complete",
+                      "precond_postcond", "code_spec")
+
+
+def _parse_ks(text: str) -> tuple[int, ...]:
+    try:
+        ks = tuple(sorted({int(x) for x in text.split(",") if x.strip()}))
+    except ValueError as exc:
+        raise click.BadParameter(f"--k must be comma-separated integers, got {text!r}") from exc
+    if not ks or ks[0] < 1:
+        raise click.BadParameter("--k values must be >= 1")
+    return ks
+
+
+def _backend_options(runner: str | None, options: tuple[str, ...]) -> dict[str, Any]:
+    opts: dict[str, Any] = {}
+    if runner:
+        opts["runner"] = runner
+    for item in options:
+        key, sep, raw = item.partition("=")
+        if not sep or not key:
+            raise click.BadParameter(f"backend option must be KEY=VALUE, got {item!r}")
+        try:
+            opts[key] = json.loads(raw)
+        except json.JSONDecodeError:
+            opts[key] = raw
+    return opts
+
+
+def _fmt(x: float | None) -> str:
+    return "n/a" if x is None else f"{100 * x:.2f}"
+
+
+def _load(suite: Path, tasks: tuple[str, ...], console: Console, quiet: bool) -> list[Any]:
+    loaded, issues = load_benchmark(suite, list(tasks) or None)
+    if issues and not quiet:
+        console.print(f"[yellow]{suite}: {len(issues)} load issue(s)[/]")
+        for issue in issues[:10]:
+            console.print(f"  {issue}")
+    return loaded
+
+
+@click.command("evaluate")
+@click.argument("suites", nargs=-1, required=True,
+                type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--solutions", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="JSONL of model outputs (task_id, sample, code / precond / postcond).")
+@click.option("--mutants", is_flag=True,
+              help="Score built-in flawed candidates and the ground truth on each suite.")
+@click.option("--backend", "backend_name", type=click.Choice(backend_names()), default=None,
+              help="Oracle backend (default: python for Python tasks, lean otherwise).")
+@click.option("--runner", default=None, help="Lean runner (native, wasm).")
+@click.option("--backend-option", "-o", "backend_opts", multiple=True,
+              help="Extra backend constructor option KEY=VALUE (JSON value), repeatable.")
+@click.option("--k", "ks_text", default="1", show_default=True,
+              help="pass@k values, comma-separated (each needs that many samples per task).")
+@click.option("--task", "tasks", multiple=True, help="Only these task ids (repeatable).")
+@click.option("--seed", default=0, show_default=True, help="Seed of the mutant sampler.")
+@click.option("--max-mutants", default=20, show_default=True,
+              help="At most this many mutants per task and kind (code, precond, postcond).")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of tables.")
+def evaluate_command(suites: tuple[Path, ...], solutions: Path | None, mutants: bool,
+                     backend_name: str | None, runner: str | None,
+                     backend_opts: tuple[str, ...], ks_text: str, tasks: tuple[str, ...],
+                     seed: int, max_mutants: int, as_json: bool) -> None:
+    """Score SOLUTIONS on SUITE (VERINA semantics, pass@k with lower/upper bounds), or with
+    --mutants the discriminative power of each SUITE."""
+    console = Console(stderr=as_json)
+    if mutants == (solutions is not None):
+        raise click.UsageError("give exactly one of --solutions FILE or --mutants")
+    if not mutants and len(suites) != 1:
+        raise click.UsageError("--solutions scores one suite at a time")
+    ks = _parse_ks(ks_text)
+    loaded = [(str(s), _load(s, tasks, console, as_json)) for s in suites]
+    for name, ts in loaded:
+        if not ts:
+            raise click.ClickException(f"{name}: no loadable tasks")
+    first_tasks = loaded[0][1]
+    name = backend_name or ("python" if first_tasks[0].python is not None else "lean")
+    backend = make_backend(name, **_backend_options(runner, backend_opts))
+    try:
+        if mutants:
+            _run_mutants(backend, loaded, seed, max_mutants, console, as_json)
+        else:
+            assert solutions is not None
+            _run_solutions(backend, loaded[0], solutions, ks, console, as_json)
+    finally:
+        backend.close()
+
+
+def _run_solutions(backend: Any, suite: tuple[str, list[Any]], solutions: Path,
+                   ks: tuple[int, ...], console: Console, as_json: bool) -> None:
+    from veriscale.evaluation.harness import BOUNDS, evaluate
+    from veriscale.evaluation.solutions import load_solutions
+
+    name, tasks = suite
+    cands, issues = load_solutions(solutions, tasks)
+    if not as_json:
+        for issue in issues:
+            console.print(f"[yellow]{solutions}: {issue}[/]")
+    with console.status("evaluating") as status:
+        report = evaluate(backend, tasks, cands, suite=name, ks=ks,
+                          progress=lambda tid: status.update(f"evaluated {tid}"))
+    report.issues = [str(i) for i in issues]
+    if as_json:
+        json.dump(report.to_json(), sys.stdout, indent=1)
+        sys.stdout.write("\n")
+        return
+    scores = Table(title=f"{name}: scores (%, mean over {len(tasks)} tasks)")
+    scores.add_column("metric")
+    for k in report.ks:
+        for b in BOUNDS:
+            scores.add_column(f"pass@{k} {b}", justify="right")
+    for m in report.metrics:
+        scores.add_row(m, *[_fmt(report.score(m, b, k)) for k in report.ks for b in BOUNDS])
+    console.print(scores)
+    shown = [m for m in SHOWN_TASK_METRICS if m in report.metrics]
+    per_task = Table(title="per task (lower/upper; c/n over several samples)")
+    per_task.add_column("task")
+    for m in shown:
+        per_task.add_column(m)
+    for tr in report.tasks:
+        cells = []
+        for m in shown:
+            lo, up = tr.verdict(m, "lower"), tr.verdict(m, "upper")
+            cells.append(lo if lo == up else f"{lo}/{up}")
+        per_task.add_row(tr.task_id, *cells)
+    console.print(per_task)
+    console.print(f"wall time {report.wall_seconds:.2f} s (code {report.code_seconds:.2f} s, "
+                  f"spec {report.spec_seconds:.2f} s), backend {report.backend}")
+
+
+def _run_mutants(backend: Any, loaded: list[tuple[str, list[Any]]], seed: int,
+                 max_mutants: int, console: Console, as_json: bool) -> None:
+    from veriscale.evaluation.harness import discriminative_power
+
+    try:
+        with console.status("scoring mutants") as status:
+            report = discriminative_power(backend, loaded, max_per_kind=max_mutants, seed=seed,
+                                          progress=lambda s: status.update(f"scored {s}"))
+    except ValueError as exc:
+        raise click.ClickException(str(exc)) from exc
+    if as_json:
+        json.dump(report.to_json(), sys.stdout, indent=1)
+        sys.stdout.write("\n")
+        return
+    kinds = ["code", "precond", "postcond", "all"]
+    table = Table(title=f"discriminative power: share of flawed candidates detected "
+                        f"({report.generated - len(report.discarded)} mutants, "
+                        f"{len(report.discarded)} discarded as not compiling)")
+    table.add_column("suite")
+    for k in kinds:
+        table.add_column(f"{k}", justify="right")
+    table.add_column("GT problems", justify="right")
+    table.add_column("time (s)", justify="right")
+    for sp in report.suites:
+        rates = sp.rates()
+        cells = []
+        for k in kinds:
+            r = rates.get(k)
+            if not r or not r["mutants"]:
+                cells.append("-")
+                continue
+            cell = f"{100 * r['rate']:.1f}% ({r['detected']}/{r['mutants']})"
+            if r["detected_definitely"] != r["detected"]:
+                cell += f" [{100 * r['rate_definite']:.1f}% definite]"
+            cells.append(cell)
+        table.add_row(sp.suite, *cells, str(len(sp.gt_problems)),
+                      f"{sp.seconds:.2f} (code {sp.code_seconds:.2f}, spec {sp.spec_seconds:.2f})")
+    console.print(table)
+    for sp in report.suites:
+        for p in sp.gt_problems:
+            console.print(f"[red]{sp.suite}: suite problem: {p}[/]")
+    console.print("note: equivalent mutants (indistinguishable from the ground truth) count as "
+                  "not detected, so these shares are lower bounds.")

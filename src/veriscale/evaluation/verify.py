@@ -1,0 +1,225 @@
+"""Re-check a dataset's own suite against its own ground truth.
+
+A suite is only as good as its agreement with the GT specification: every test
+input must satisfy the GT precondition, every reject input violate it, every
+expected output satisfy the GT postcondition, every unexpected output violate
+it, and the reference implementation must reproduce every expected output.
+Everything goes through the Backend protocol (and, where a backend offers them,
+its ``evaluate_many`` / ``*_many`` batch forms, so a Lean backend can answer all
+checks of many tasks from one Lean file); no backend is named here.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from veriscale.backends.base import Backend, Classification, Label, Outcome, Verdict
+from veriscale.backends.batch import classify_many, postcondition_holds_many, run_many
+from veriscale.benchmark.model import LoadIssue, Task
+from veriscale.values import LeanType, values_equal
+
+KINDS = (
+    "precond_accepts_test_input",
+    "precond_rejects_reject_input",
+    "postcond_accepts_expected",
+    "postcond_rejects_unexpected",
+    "reference_reproduces_expected",
+)
+
+# Reference failures that say "this backend could not run it", not "the suite is wrong".
+UNKNOWN_FAILURES = frozenset({"timeout", "memory", "unsupported", "unavailable", "unknown",
+                              "compile"})
+
+AGREE, DISAGREE, UNKNOWN = "agree", "disagree", "unknown"
+
+
+@dataclass
+class Counts:
+    agree: int = 0
+    disagree: int = 0
+    unknown: int = 0
+
+    def add(self, verdict: str) -> None:
+        setattr(self, verdict, getattr(self, verdict) + 1)
+
+    def merge(self, other: Counts) -> None:
+        self.agree += other.agree
+        self.disagree += other.disagree
+        self.unknown += other.unknown
+
+    def to_json(self) -> dict[str, int]:
+        return {"agree": self.agree, "disagree": self.disagree, "unknown": self.unknown}
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One disagreement: which task, check, item (``test.json[3]``...) and why."""
+
+    task: str
+    kind: str
+    item: str
+    detail: str
+
+    def to_json(self) -> dict[str, str]:
+        return {"task": self.task, "kind": self.kind, "item": self.item, "detail": self.detail}
+
+
+@dataclass
+class VerifyReport:
+    tasks: int = 0
+    checks: dict[str, Counts] = field(default_factory=lambda: {k: Counts() for k in KINDS})
+    per_task: dict[str, dict[str, Counts]] = field(default_factory=dict)
+    processes: int = 0
+    seconds: float = 0.0
+    findings: list[Finding] = field(default_factory=list)
+    load_issues: list[LoadIssue] = field(default_factory=list)
+
+    @property
+    def disagreements(self) -> int:
+        return sum(c.disagree for c in self.checks.values())
+
+    def record(self, task: str, kind: str, verdict: str, item: str = "", detail: str = "") -> None:
+        self.checks[kind].add(verdict)
+        self.per_task.setdefault(task, {k: Counts() for k in KINDS})[kind].add(verdict)
+        if verdict == DISAGREE:
+            self.findings.append(Finding(task, kind, item, detail))
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "tasks": self.tasks,
+            "checks": {k: c.to_json() for k, c in self.checks.items()},
+            "per_task": {t: {k: c.to_json() for k, c in kinds.items()}
+                         for t, kinds in self.per_task.items()},
+            "lean_processes": self.processes,
+            "seconds": round(self.seconds, 3),
+            "disagreements": [f.to_json() for f in self.findings],
+            "load_issues": [str(i) for i in self.load_issues],
+        }
+
+
+# ---------------------------------------------------------------------------
+# verdict rules (pure)
+
+
+def precond_verdict(c: Classification, want: Label) -> tuple[str, str]:
+    if c.label == Label.UNKNOWN:
+        return UNKNOWN, c.detail
+    if c.label == want:
+        return AGREE, ""
+    return DISAGREE, f"GT precondition says {c.label.value} ({c.stage}) {c.detail}".strip()
+
+
+def postcond_verdict(v: Verdict, want: bool) -> tuple[str, str]:
+    if v == Verdict.UNKNOWN:
+        return UNKNOWN, ""
+    if (v == Verdict.TRUE) == want:
+        return AGREE, ""
+    return DISAGREE, f"GT postcondition says {v.value}"
+
+
+def _same(t: LeanType, a: Any, b: Any) -> bool:
+    if values_equal(t, a, b):
+        return True
+    return isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b)
+
+
+def reference_verdict(t: LeanType, o: Outcome, expected: Any) -> tuple[str, str]:
+    if o.ok:
+        if _same(t, o.value, expected):
+            return AGREE, ""
+        return DISAGREE, f"reference returned {o.value!r}, suite expects {expected!r}"
+    if o.failure_kind in UNKNOWN_FAILURES:
+        return UNKNOWN, o.error
+    return DISAGREE, f"reference failed: {o.error}"
+
+
+# ---------------------------------------------------------------------------
+# driver
+
+
+def _answer(backend: Backend, cls_jobs: list[tuple[Any, ...]], post_jobs: list[tuple[Any, ...]],
+            run_jobs: list[tuple[Any, ...]]) -> tuple[list[Any], list[Any], list[Any]]:
+    """All three operations for all tasks: in one mixed request when the backend
+    offers ``evaluate_many`` (one Lean file for everything), else batched per op."""
+    evaluate = getattr(backend, "evaluate_many", None)
+    if callable(evaluate):
+        requests = ([("classify", j) for j in cls_jobs]
+                    + [("postcondition_holds", j) for j in post_jobs]
+                    + [("run", j) for j in run_jobs])
+        answers = list(evaluate(requests))
+        n1, n2 = len(cls_jobs), len(cls_jobs) + len(post_jobs)
+        return answers[:n1], answers[n1:n2], answers[n2:]
+    return (classify_many(backend, cls_jobs), postcondition_holds_many(backend, post_jobs),
+            run_many(backend, run_jobs))
+
+
+def verify_tasks(backend: Backend, tasks: Sequence[Task]) -> VerifyReport:
+    """Run all five checks for every task, batched across tasks."""
+    start = time.perf_counter()
+    report = VerifyReport(tasks=len(tasks))
+    for task in tasks:
+        report.per_task.setdefault(task.id, {k: Counts() for k in KINDS})
+
+    cls_jobs: list[tuple[Any, ...]] = [
+        (task, [t.input for t in task.tests] + list(task.reject_inputs)) for task in tasks]
+    post_jobs: list[tuple[Any, ...]] = []
+    pair_labels: list[list[tuple[str, str, bool]]] = []
+    for task in tasks:
+        pairs, labels = [], []
+        for i, t in enumerate(task.tests):
+            pairs.append((t.input, t.expected))
+            labels.append((KINDS[2], f"test.json[{i}].expected", True))
+            for j, u in enumerate(t.unexpected):
+                pairs.append((t.input, u))
+                labels.append((KINDS[3], f"test.json[{i}].unexpected[{j}]", False))
+        post_jobs.append((task, None, pairs))
+        pair_labels.append(labels)
+    run_jobs: list[tuple[Any, ...]] = [(task, None, [t.input for t in task.tests])
+                                       for task in tasks]
+    classified, verdicts, outcomes = _answer(backend, cls_jobs, post_jobs, run_jobs)
+
+    for task, labels in zip(tasks, classified, strict=True):
+        n = len(task.tests)
+        for i, c in enumerate(labels):
+            if i < n:
+                verdict, why = precond_verdict(c, Label.EXPECTED)
+                report.record(task.id, KINDS[0], verdict, f"test.json[{i}].input", why)
+            else:
+                verdict, why = precond_verdict(c, Label.UNEXPECTED)
+                report.record(task.id, KINDS[1], verdict, f"reject_inputs.json[{i - n}]", why)
+    for task, vs, labels in zip(tasks, verdicts, pair_labels, strict=True):
+        for v, (kind, item, want) in zip(vs, labels, strict=True):
+            verdict, why = postcond_verdict(v, want)
+            report.record(task.id, kind, verdict, item, why)
+    for task, outs in zip(tasks, outcomes, strict=True):
+        for i, (t, o) in enumerate(zip(task.tests, outs, strict=True)):
+            verdict, why = reference_verdict(task.signature.return_type, o, t.expected)
+            report.record(task.id, KINDS[4], verdict, f"test.json[{i}].expected", why)
+
+    report.processes = backend.stats.processes
+    report.seconds = time.perf_counter() - start
+    return report
+
+
+def verify_dataset(root: Path, backend_name: str, task_ids: Sequence[str] | None = None,
+                   **backend_options: Any) -> VerifyReport:
+    """Load ``root`` (issues are kept, not fatal) and verify it with the named backend.
+
+    Raises :class:`veriscale.benchmark.loader.NotADataset` for a folder with no tasks.
+    """
+    from veriscale.backends.registry import make_backend
+    from veriscale.benchmark.loader import load_benchmark
+
+    tasks, issues = load_benchmark(Path(root), list(task_ids) if task_ids else None)
+    backend = make_backend(backend_name, **backend_options)
+    try:
+        report = verify_tasks(backend, tasks)
+    finally:
+        backend.close()
+    report.load_issues = list(issues)
+    return report

@@ -1,0 +1,487 @@
+"""Adversarial synthesis of unexpected outputs (paper §3.1), through the Backend protocol only.
+
+Two steps, each one pipeline stage:
+
+1. :func:`generate_adversaries` — decomposition → flawed specifications →
+   adversarial implementations (LLM or offline provider), each spec and each
+   adversary screened with ``backend.compile``.
+2. :func:`synthesize_unexpected` / :func:`synthesize` — every compiled adversary
+   is run on every expected input (one batched call); the outcomes form the
+   **kill matrix**, which is persisted (the authors lost theirs). An output
+   becomes an *unexpected output* only if it differs from the expected output
+   **and the GT postcondition rejects it** — the authors kept every differing
+   output, so for tasks with several valid outputs their "unexpected" outputs
+   could be correct. Outputs the GT postcondition accepts or cannot decide are
+   counted, not kept. For each kept output we record which flawed
+   specifications accepted it.
+
+The decision of what to keep is made by small pure functions
+(:func:`outputs_differ`, :func:`decide`), tested directly.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from veriscale.backends.base import Backend, Implementation, Outcome, Spec, Verdict
+from veriscale.benchmark.model import Input, Signature, Task
+from veriscale.values import LeanType, values_equal
+
+# ====================================================================== config
+
+
+@dataclass(frozen=True)
+class AdversarialConfig:
+    """Knobs of the adversarial stages.
+
+    ``require_flawed_spec_acceptance`` (default off) keeps an output only when
+    some flawed specification also accepted it, as the paper words its filter.
+    It is off because the GT postcondition's rejection already proves the output
+    wrong, which is what an unexpected output must be; demanding acceptance by a
+    flawed spec ties the suite to whichever generated specs happened to compile
+    and decide, and drops the near-miss outputs that no generated spec accepted
+    although they are exactly the realistic mistakes a candidate spec must reject.
+    The acceptance is recorded either way, so the paper's filter can be applied later.
+    """
+
+    require_flawed_spec_acceptance: bool = False
+    check_flawed_specs: bool = True
+    max_specs: int = 8
+    per_spec: int = 5
+
+    @classmethod
+    def from_settings(cls, settings: Any) -> AdversarialConfig:
+        """From the pipeline's ``AdversarySettings`` (or any object / None)."""
+        if settings is None:
+            return cls()
+        if isinstance(settings, cls):
+            return settings
+        get = settings.get if isinstance(settings, Mapping) else (
+            lambda k, d: getattr(settings, k, d))
+        return cls(
+            require_flawed_spec_acceptance=bool(get("require_flawed_acceptance", False)),
+            check_flawed_specs=bool(get("check_flawed_specs", True)),
+            max_specs=int(get("max_specs", 8)),
+            per_spec=int(get("max_adver_impl", 5)),
+        )
+
+
+# ====================================================================== pure decisions
+
+
+class Decision(enum.Enum):
+    FAILED = "failed"  # the adversary crashed, timed out or returned an ill-typed value
+    SAME = "same"  # equal to the expected output: not a kill
+    KEEP = "keep"  # differs and the GT postcondition rejects it: an unexpected output
+    GT_ACCEPTS = "gt_accepts"  # differs but is a valid output (several valid outputs)
+    GT_UNKNOWN = "gt_unknown"  # differs, and the GT postcondition could not decide
+    NO_FLAWED_ACCEPTANCE = "no_flawed_acceptance"  # rejected by GT, no flawed spec accepted it
+
+
+def outputs_differ(t: LeanType, output: Any, expected: Any) -> bool:
+    """Lean ``==`` semantics on canonical values (a NaN differs from everything)."""
+    return not values_equal(t, output, expected)
+
+
+def decide(gt: Verdict, flawed_accepts: int, require_flawed: bool) -> Decision:
+    """What to do with an output that differs from the expected one."""
+    if gt is Verdict.TRUE:
+        return Decision.GT_ACCEPTS
+    if gt is not Verdict.FALSE:
+        return Decision.GT_UNKNOWN
+    if require_flawed and flawed_accepts == 0:
+        return Decision.NO_FLAWED_ACCEPTANCE
+    return Decision.KEEP
+
+
+def value_key(sig: Signature, value: Any) -> str:
+    """A deterministic sort/dedup key of an output: its VERINA JSON text."""
+    try:
+        return json.dumps(sig.encode_output(value), sort_keys=True, ensure_ascii=False)
+    except Exception:
+        return repr(value)
+
+
+# ====================================================================== backend helpers
+
+
+def _many(backend: Backend, op: str, jobs: list[tuple[Any, ...]]) -> list[list[Any]]:
+    batched = getattr(backend, f"{op}_many", None)
+    if callable(batched) and len(jobs) > 1:
+        return [list(r) for r in batched(jobs)]
+    method = getattr(backend, op)
+    return [list(method(*job)) for job in jobs]
+
+
+def _fit(results: list[Any], n: int, filler: Callable[[], Any]) -> list[Any]:
+    """Guard against a backend returning the wrong number of results."""
+    if len(results) == n:
+        return results
+    return [*results[:n], *(filler() for _ in range(n - len(results)))]
+
+
+def compile_all(
+    backend: Backend, task: Task, *, impls: Sequence[Implementation] = (),
+    specs: Sequence[Spec] = (),
+) -> tuple[list[str | None], list[str | None]]:
+    """``backend.compile`` for each adversary and each spec (batched when the backend can)."""
+
+    def one(impl: Implementation | None, spec: Spec | None) -> str | None:
+        try:
+            return backend.compile(task, impl=impl, spec=spec)
+        except Exception as exc:  # a crashing compile rejects the item, not the task
+            return f"compile: {type(exc).__name__}: {exc}"
+
+    jobs = [(task, i, None) for i in impls] + [(task, None, s) for s in specs]
+    batched = getattr(backend, "compile_many", None)
+    if callable(batched) and len(jobs) > 1:
+        try:
+            out = list(batched(jobs))
+        except Exception:
+            out = [one(i, s) for _, i, s in jobs]
+    else:
+        out = [one(i, s) for _, i, s in jobs]
+    out = _fit(out, len(jobs), lambda: "compile: no result from backend")
+    return out[: len(impls)], out[len(impls) :]
+
+
+# ====================================================================== result
+
+
+@dataclass(frozen=True)
+class KillCell:
+    row: int
+    adversary: str
+    outcome: Outcome
+    decision: Decision
+
+    @property
+    def killed(self) -> bool:
+        return self.decision is Decision.KEEP
+
+
+@dataclass
+class AdversaryRecord:
+    impl: Implementation
+    compile_error: str | None = None
+    kills: int = 0  # rows on which it produced a kept unexpected output
+
+    @property
+    def compiled(self) -> bool:
+        return self.compile_error is None
+
+
+@dataclass
+class AdversarialResult:
+    task_id: str
+    signature: Signature
+    inputs: list[Input]
+    expected: list[Any]
+    adversaries: list[AdversaryRecord]
+    spec_ids: list[str]
+    cells: list[KillCell] = field(default_factory=list)
+    unexpected: list[list[Any]] = field(default_factory=list)  # per row, sorted, distinct
+    accepted_by: dict[tuple[int, str], list[str]] = field(default_factory=dict)
+    counts: dict[str, int] = field(default_factory=dict)
+    spec_acceptance: dict[str, int] = field(default_factory=dict)  # GT-rejected outputs accepted
+    vacuous_specs: list[str] = field(default_factory=list)  # accepted every GT-rejected output
+
+    def kill_matrix_json(self) -> list[dict[str, Any]]:
+        """One record per (input, compiled adversary): output (VERINA-encoded) or failure."""
+        sig = self.signature
+        encoded = [sig.encode_input(inp) for inp in self.inputs]
+        out = []
+        for cell in self.cells:
+            rec: dict[str, Any] = {"input": encoded[cell.row], "adversary": cell.adversary}
+            if cell.outcome.ok:
+                try:
+                    rec["output"] = sig.encode_output(cell.outcome.value)
+                except Exception as exc:
+                    rec["failure"] = f"unencodable: {exc}"
+            else:
+                rec["failure"] = cell.outcome.error or "failure"
+            rec["decision"] = cell.decision.value
+            rec["killed"] = cell.killed
+            out.append(rec)
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        sig = self.signature
+        rows = []
+        for k, (inp, exp) in enumerate(zip(self.inputs, self.expected, strict=True)):
+            values = self.unexpected[k] if k < len(self.unexpected) else []
+            rows.append({
+                "input": sig.encode_input(inp),
+                "expected": sig.encode_output(exp),
+                "unexpected": [sig.encode_output(v) for v in values],
+                "accepted_by": [self.accepted_by.get((k, value_key(sig, v)), []) for v in values],
+            })
+        return {
+            "task": self.task_id,
+            "adversaries": [
+                {"id": a.impl.id, "strategy": a.impl.strategy, "origin": a.impl.origin,
+                 "target_spec": a.impl.target_spec, "compiled": a.compiled,
+                 "compile_error": a.compile_error, "kills": a.kills}
+                for a in self.adversaries
+            ],
+            "specs": self.spec_ids,
+            "spec_acceptance": dict(self.spec_acceptance),
+            "vacuous_specs": list(self.vacuous_specs),
+            "rows": rows,
+            "kill_matrix": self.kill_matrix_json(),
+            "counts": dict(self.counts),
+        }
+
+
+# ====================================================================== the stage
+
+
+def synthesize(
+    task: Task,
+    pairs: Sequence[tuple[Input, Any]],
+    adversaries: Sequence[Implementation],
+    backend: Backend,
+    *,
+    specs: Sequence[Spec] = (),
+    config: AdversarialConfig | None = None,
+    screened: Mapping[str, str | None] | None = None,
+) -> AdversarialResult:
+    """Run adversaries on expected pairs, build the kill matrix, keep GT-rejected outputs.
+
+    ``screened`` maps adversary ids to an earlier ``compile`` result (``None`` =
+    compiled); adversaries not in it are compiled here.
+    """
+    cfg = config or AdversarialConfig()
+    sig = task.signature
+    ret = sig.return_type
+    inputs = [tuple(i) for i, _ in pairs]
+    expected = [e for _, e in pairs]
+
+    # -- screen
+    unique: list[Implementation] = []
+    seen_ids: set[str] = set()
+    for impl in adversaries:
+        if impl.id not in seen_ids:
+            seen_ids.add(impl.id)
+            unique.append(impl)
+    known = dict(screened or {})
+    todo = [i for i in unique if i.id not in known]
+    if todo:
+        errors, _ = compile_all(backend, task, impls=todo)
+        known.update({i.id: e for i, e in zip(todo, errors, strict=True)})
+    records = [AdversaryRecord(i, known.get(i.id)) for i in unique]
+    compiled = [r for r in records if r.compiled]
+    result = AdversarialResult(task.id, sig, inputs, expected, records, [s.id for s in specs])
+    result.unexpected = [[] for _ in inputs]
+
+    # -- run every compiled adversary on every expected input (one batched call)
+    outcomes: list[list[Outcome]] = []
+    if inputs and compiled:
+        try:
+            raw = _many(backend, "run", [(task, r.impl, inputs) for r in compiled])
+        except Exception as exc:  # the backend itself failed: every cell is a failure
+            raw = [[Outcome(False, error=f"backend: {exc}")] * len(inputs) for _ in compiled]
+        raw = _fit(raw, len(compiled), lambda: [])
+        outcomes = [
+            _fit(list(o), len(inputs), lambda: Outcome(False, error="backend: no outcome"))
+            for o in raw
+        ]
+
+    # -- distinct differing outputs per row, in first-seen order
+    candidates: dict[tuple[int, str], Any] = {}
+    for col in outcomes:
+        for row, out in enumerate(col):
+            if out.ok and outputs_differ(ret, out.value, expected[row]):
+                candidates.setdefault((row, value_key(sig, out.value)), out.value)
+    keys = list(candidates)
+
+    # -- GT postcondition on every candidate
+    gt: dict[tuple[int, str], Verdict] = {}
+    if keys:
+        verdicts = _safe_verdicts(
+            backend, task, None, [(inputs[r], candidates[(r, k)]) for r, k in keys]
+        )
+        gt = dict(zip(keys, verdicts, strict=True))
+
+    # -- flawed specifications on the GT-rejected candidates
+    rejected = [key for key in keys if gt[key] is Verdict.FALSE]
+    accepted: dict[tuple[int, str], list[str]] = {key: [] for key in rejected}
+    if rejected and specs and cfg.check_flawed_specs:
+        batch = [(inputs[r], candidates[(r, k)]) for r, k in rejected]
+        try:
+            per_spec = _many(backend, "postcondition_holds", [(task, s, batch) for s in specs])
+        except Exception:
+            per_spec = [[Verdict.UNKNOWN] * len(batch) for _ in specs]
+        per_spec = _fit(per_spec, len(specs), lambda: [])
+        for spec, verdicts in zip(specs, per_spec, strict=True):
+            verdicts = _fit(list(verdicts), len(batch), lambda: Verdict.UNKNOWN)
+            for key, v in zip(rejected, verdicts, strict=True):
+                if v is Verdict.TRUE:
+                    accepted[key].append(spec.id)
+
+    # A spec that accepts every GT-rejected output (e.g. "all constraints dropped")
+    # says nothing about any one of them; the counts below single it out.
+    vacuous = {
+        sid for sid in (s.id for s in specs)
+        if rejected and all(sid in accepted[key] for key in rejected)
+    }
+    result.vacuous_specs = sorted(vacuous)
+    decisions = {
+        key: decide(gt[key], len(accepted.get(key, [])), cfg.require_flawed_spec_acceptance)
+        for key in keys
+    }
+
+    # -- the kill matrix and the kept outputs
+    for rec, col in zip(compiled, outcomes, strict=True):
+        killed_rows = set()
+        for row, out in enumerate(col):
+            if not out.ok:
+                d = Decision.FAILED
+            elif not outputs_differ(ret, out.value, expected[row]):
+                d = Decision.SAME
+            else:
+                d = decisions[(row, value_key(sig, out.value))]
+            result.cells.append(KillCell(row, rec.impl.id, out, d))
+            if d is Decision.KEEP:
+                killed_rows.add(row)
+        rec.kills = len(killed_rows)
+    for (row, k), d in sorted(decisions.items()):
+        if d is Decision.KEEP:
+            result.unexpected[row].append(candidates[(row, k)])
+            result.accepted_by[(row, k)] = accepted.get((row, k), [])
+
+    tally = {d: sum(1 for x in decisions.values() if x is d) for d in Decision}
+    cell_tally = {d: sum(1 for c in result.cells if c.decision is d) for d in Decision}
+    kept = tally[Decision.KEEP]
+    result.counts = {
+        "adversaries_tried": len(records),
+        "adversaries_compiled": len(compiled),
+        "adversaries_killing": sum(1 for r in compiled if r.kills),
+        "expected_pairs": len(inputs),
+        "cells": len(result.cells),
+        "cells_failed": cell_tally[Decision.FAILED],
+        "cells_same": cell_tally[Decision.SAME],
+        "cells_killed": cell_tally[Decision.KEEP],
+        "distinct_differing_outputs": len(keys),
+        "unexpected_kept": kept,
+        "discarded_gt_accepts": tally[Decision.GT_ACCEPTS],
+        "discarded_gt_unknown": tally[Decision.GT_UNKNOWN],
+        "discarded_no_flawed_acceptance": tally[Decision.NO_FLAWED_ACCEPTANCE],
+        "kept_also_accepted_by_flawed_spec": sum(
+            1 for key, d in decisions.items() if d is Decision.KEEP and accepted.get(key)
+        ),
+        "kept_accepted_by_nonvacuous_flawed_spec": sum(
+            1 for key, d in decisions.items()
+            if d is Decision.KEEP and set(accepted.get(key, [])) - vacuous
+        ),
+        "rows_with_unexpected": sum(1 for u in result.unexpected if u),
+    }
+    result.spec_acceptance = {
+        s.id: sum(1 for key in rejected if s.id in accepted[key]) for s in specs
+    }
+    return result
+
+
+def _safe_verdicts(
+    backend: Backend, task: Task, spec: Spec | None, pairs: list[tuple[Input, Any]]
+) -> list[Verdict]:
+    try:
+        verdicts = list(backend.postcondition_holds(task, spec, pairs))
+    except Exception:  # an oracle failure decides nothing
+        verdicts = []
+    return _fit(verdicts, len(pairs), lambda: Verdict.UNKNOWN)
+
+
+# ====================================================================== pipeline stages
+
+
+def generate_adversaries(
+    task: Task, provider: Any, backend: Backend, settings: Any = None
+) -> dict[str, Any]:
+    """Stage *adversaries*: decomposition, flawed specs, adversaries, all compile-screened.
+
+    Returns the JSON artifact that :func:`synthesize_unexpected` reads.
+    """
+    from veriscale.llm.results import impl_to_json, spec_to_json
+
+    cfg = AdversarialConfig.from_settings(settings)
+    issues: list[str] = []
+    decomposition = provider.decompose(task)
+    spec_result = provider.specifications(task, decomposition)
+    issues.extend(spec_result.issues)
+    specs = list(spec_result.specs)[: cfg.max_specs]
+    _, spec_errors = compile_all(backend, task, specs=specs)
+    good_specs = [s for s, e in zip(specs, spec_errors, strict=True) if e is None]
+    # With no usable flawed spec the red team games the GT postcondition itself.
+    targets = good_specs or [Spec(id="gt", origin="gt")]
+    mapper = getattr(provider, "map", None) or (lambda fn, xs: [fn(x) for x in xs])
+
+    def red_team(spec: Spec) -> Any:
+        try:
+            return provider.adversaries(task, spec, cfg.per_spec)
+        except Exception as exc:  # a provider failure loses this spec's adversaries only
+            from veriscale.llm.results import AdversaryResult
+
+            return AdversaryResult(issues=[f"{task.id}: redteam: {type(exc).__name__}: {exc}"])
+
+    impls: list[Implementation] = []
+    rejected: list[str] = []
+    seen: set[str] = set()
+    for res in mapper(red_team, targets):
+        issues.extend(res.issues)
+        rejected.extend(res.rejected)
+        for impl in res.implementations:
+            if impl.id not in seen:
+                seen.add(impl.id)
+                impls.append(impl)
+    impl_errors, _ = compile_all(backend, task, impls=impls)
+    return {
+        "decomposition": {
+            "input": decomposition.input_model,
+            "output": decomposition.output_model,
+            "origin": decomposition.origin,
+        },
+        "specs": [
+            {**spec_to_json(s), "compile_error": e}
+            for s, e in zip(specs, spec_errors, strict=True)
+        ],
+        "adversaries": [
+            {**impl_to_json(i), "compile_error": e}
+            for i, e in zip(impls, impl_errors, strict=True)
+        ],
+        "issues": issues,
+        "rejected": rejected,
+        "counts": {
+            "specs_proposed": len(spec_result.specs),
+            "specs_compiled": len(good_specs),
+            "adversaries_tried": len(impls),
+            "adversaries_compiled": sum(1 for e in impl_errors if e is None),
+            "adversaries_rejected_unsafe_or_malformed": len(rejected),
+            "issues": len(issues),
+        },
+    }
+
+
+def synthesize_unexpected(
+    task: Task,
+    pairs: Sequence[tuple[Input, Any]],
+    artifact: Mapping[str, Any],
+    backend: Backend,
+    settings: Any = None,
+) -> dict[str, Any]:
+    """Stage *unexpected*: :func:`synthesize` over the adversaries stage's artifact."""
+    from veriscale.llm.results import impl_from_json, spec_from_json
+
+    cfg = AdversarialConfig.from_settings(settings)
+    impls = [impl_from_json(a) for a in artifact.get("adversaries", [])]
+    screened = {a["id"]: a.get("compile_error") for a in artifact.get("adversaries", [])}
+    specs = [
+        spec_from_json(s) for s in artifact.get("specs", [])
+        if s.get("compile_error") is None and s.get("postcond") is not None
+    ]
+    result = synthesize(task, pairs, impls, backend, specs=specs, config=cfg, screened=screened)
+    return result.to_json()

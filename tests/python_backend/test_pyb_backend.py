@@ -1,0 +1,122 @@
+"""PythonBackend operations on a small Python-spec task."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from veriscale.backends.base import Backend, Implementation, Label, Spec, Verdict
+from veriscale.backends.python.backend import PythonBackend
+from veriscale.backends.registry import make_backend
+from veriscale.benchmark.model import Task
+from veriscale.benchmark.python_format import load_task_dir
+
+
+@pytest.fixture(scope="module")
+def backend():
+    with PythonBackend(workers=1, timeout=0.5, memory_mb=300) as b:
+        yield b
+
+
+@pytest.fixture()
+def task(task_dir: Path) -> Task:
+    t, issues = load_task_dir(task_dir)
+    assert t is not None and not issues
+    return t
+
+
+def test_protocol_and_registry() -> None:
+    b = make_backend("python", workers=1, runner="wasm")
+    try:
+        assert isinstance(b, Backend) and b.name == "python"
+        assert b.stats.extra["ignored_options"] == ["runner"]
+    finally:
+        b.close()
+
+
+def test_check_inputs(backend: PythonBackend, task: Task) -> None:
+    got = backend.check_inputs(task, [((1, 2), 3), ((1,), -1), ((1,),), ([1], 2), ((True,), 0)])
+    assert got[0] is None
+    assert "k" in got[1] and "negative" in got[1]
+    assert got[2].startswith("arity")
+    assert got[3] is not None and got[4] is not None
+
+
+def test_classify(backend: PythonBackend, task: Task) -> None:
+    labels = backend.classify(task, [((1, 2), 0), ((), 0), ((1,), -5)])
+    assert [c.label for c in labels] == [Label.EXPECTED, Label.UNEXPECTED, Label.UNKNOWN]
+    assert labels[0].stage == "exec" and labels[2].stage == "syntax"
+
+
+def test_classify_error_is_unknown(backend: PythonBackend, task_dir: Path) -> None:
+    src = (task_dir / "task.py").read_text().replace(
+        "return len(xs) > 0", "return 1 / (len(xs) - 1) > 0 if len(xs) != 2 else 'yes'")
+    (task_dir / "task.py").write_text(src)
+    t, _ = load_task_dir(task_dir)
+    assert t is not None
+    labels = backend.classify(t, [((1,), 0), ((1, 2), 0), ((1, 2, 3), 0)])
+    assert labels[0].label == Label.UNKNOWN and "ZeroDivisionError" in labels[0].detail
+    assert labels[1].label == Label.UNKNOWN and "str" in labels[1].detail
+    assert labels[2].label == Label.EXPECTED
+
+
+def test_run_reference_and_candidates(backend: PythonBackend, task: Task) -> None:
+    inputs = [((1, 5, 3), 2), ((-4,), 0), ((10 ** 30, 1), 1)]
+    ref = backend.run(task, None, inputs)
+    assert [o.value for o in ref] == [7, -4, 10 ** 30 + 1]
+    # a candidate uses the signature name and may use the task's aux helpers
+    cand = Implementation("def maxPlusK(xs, k):\n    return min(shift(xs, k))\n", id="min")
+    assert [o.value for o in backend.run(task, cand, inputs)] == [3, -4, 2]
+    # `reference` is accepted too
+    cand2 = Implementation("def reference(xs, k):\n    return xs[0]\n")
+    assert [o.value for o in backend.run(task, cand2, inputs)] == [1, -4, 10 ** 30]
+    # ill-typed results are failures, not values
+    bad = Implementation("def maxPlusK(xs, k):\n    return [True, 'a', 1.5][k]\n")
+    outs = backend.run(task, bad, [((1,), 0), ((1,), 1), ((1,), 2), ((1,), 9)])
+    assert [o.failure_kind for o in outs] == ["ill_typed", "ill_typed", "ill_typed", "error"]
+    # unsafe candidates never run
+    evil = Implementation("import os\ndef maxPlusK(xs, k):\n    return os.getpid()\n")
+    assert all(o.error.startswith("compile: unsafe") for o in backend.run(task, evil, inputs))
+    # a hang costs its item only
+    hang = Implementation("def maxPlusK(xs, k):\n    while k == 0:\n        pass\n    return k\n")
+    assert [o.error or o.value for o in backend.run(task, hang, [((1,), 1), ((1,), 0),
+                                                                  ((1,), 2)])] == [1, "timeout", 2]
+
+
+def test_pre_and_postconditions(backend: PythonBackend, task: Task) -> None:
+    pre = backend.precondition_holds(task, None, [((1,), 0), ((), 0)])
+    assert pre == [Verdict.TRUE, Verdict.FALSE]
+    post = backend.postcondition_holds(task, None, [(((1, 5), 2), 7), (((1, 5), 2), 6),
+                                                    (((1, 5), 2), "7")])
+    assert post == [Verdict.TRUE, Verdict.FALSE, Verdict.UNKNOWN]
+    weak = Spec(postcond="def postcondition(xs, k, result):\n    return result >= max(xs)\n",
+                precond="def precondition(xs, k):\n    return 7\n")
+    assert backend.postcondition_holds(task, weak, [(((1, 5), 2), 6), (((1, 5), 2), 0)]) == [
+        Verdict.TRUE, Verdict.FALSE]
+    assert backend.precondition_holds(task, weak, [((1,), 0)]) == [Verdict.UNKNOWN]
+    # a spec that only replaces the postcondition keeps the GT precondition
+    assert backend.precondition_holds(task, Spec(postcond="x"), [((), 0)]) == [Verdict.FALSE]
+    unsafe = Spec(postcond="def postcondition(xs, k, result):\n    return eval('True')\n")
+    assert backend.postcondition_holds(task, unsafe, [(((1,), 0), 1)]) == [Verdict.UNKNOWN]
+
+
+def test_compile(backend: PythonBackend, task: Task) -> None:
+    assert backend.compile(task) is None
+    assert backend.compile(task, Implementation("def maxPlusK(xs, k):\n    return 0\n")) is None
+    assert "syntax" in (backend.compile(task, Implementation("def maxPlusK(:\n")) or "")
+    assert "unsafe" in (backend.compile(task, Implementation("import socket\n")) or "")
+    assert "no function" in (backend.compile(task, Implementation("def other(): pass\n")) or "")
+    assert "ZeroDivisionError" in (backend.compile(task, Implementation("x = 1 / 0\n")) or "")
+    spec = Spec(precond="def precondition(xs, k):\n    return True\n",
+                postcond="def postcond(xs, k, result):\n    return True\n")
+    assert "postcondition" in (backend.compile(task, spec=spec) or "")
+
+
+def test_stats(task: Task) -> None:
+    with PythonBackend(workers=1) as b:
+        for _ in range(3):
+            b.run(task, None, [((1, 2), k) for k in range(20)])
+        assert b.stats.processes == 1
+        assert b.stats.checks == 60
+        assert b.stats.seconds > 0

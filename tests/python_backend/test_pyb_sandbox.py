@@ -1,0 +1,228 @@
+"""The sandbox: every failure mode of untrusted code costs one item, never the run."""
+
+from __future__ import annotations
+
+import math
+import os
+
+import pytest
+
+from veriscale.backends.python.sandbox import (
+    Sandbox,
+    SandboxLimits,
+    check_untrusted_python,
+)
+
+# One function, one misbehaviour per mode; mode "ok" returns a value. Runs unrestricted,
+# as code that slipped past the static check would.
+HOSTILE = r'''
+import ctypes, os, sys
+
+def spin():
+    n = 0
+    while n >= 0:
+        n += 1
+
+def f(mode, x):
+    if mode == "hang":
+        while True:
+            pass
+    if mode == "swallow":            # catches the in-worker alarm: needs the hard kill
+        while True:
+            try:
+                spin()
+            except BaseException:
+                pass
+    if mode == "segfault":
+        ctypes.string_at(0)
+    if mode == "memory":
+        return len(bytearray(4 * 1024 ** 3))
+    if mode == "sys_exit":
+        sys.exit(3)
+    if mode == "os_exit":
+        os._exit(0)
+    if mode == "stdout":
+        print("garbage" * 1000)
+        os.write(1, b"\x00\xff garbage")
+        sys.stdout.close()
+        return x + 1
+    if mode == "protocol":           # the protocol fd is reachable through argv
+        os.write(int(sys.argv[2]), b"garbage!" * 8)
+        return x
+    if mode == "close_protocol":
+        os.close(int(sys.argv[2]))
+        return x
+    if mode == "ill_typed":
+        return {x}
+    if mode == "raise":
+        raise KeyError("nope")
+    if mode == "recursion":
+        return f(mode, x)
+    if mode == "huge":
+        return "x" * (8 * 1024 * 1024)
+    return x * 2
+'''
+
+MODES = {
+    "hang": "timeout",
+    "swallow": "timeout",
+    "segfault": "crash",
+    "memory": "memory",
+    "sys_exit": "exit",
+    "os_exit": "exit",
+    "protocol": "crash",
+    "close_protocol": "exit",
+    "ill_typed": "ill_typed",
+    "raise": "error",
+    "recursion": "crash",
+    "huge": "output_limit",
+}
+
+
+@pytest.fixture(scope="module")
+def sandbox():
+    limits = SandboxLimits(timeout=0.5, memory_mb=300, max_output_bytes=4 * 1024 * 1024)
+    with Sandbox(workers=1, limits=limits, batch_size=64) as sb:
+        yield sb
+
+
+def test_every_failure_mode_costs_one_item(sandbox: Sandbox) -> None:
+    items: list[list[object]] = []
+    for i, mode in enumerate(MODES):
+        items.append([mode, i])
+        items.append(["ok", i])  # the next item still runs
+    items.append(["stdout", 41])
+    results = sandbox.call_many(HOSTILE, ["f"], items, restricted=False)
+    assert len(results) == len(items)
+    for (mode, i), r in zip(items, results, strict=True):
+        if mode == "ok":
+            assert r.ok and r.value == 2 * i, (mode, i, r)
+        elif mode == "stdout":
+            assert r.ok and r.value == 42, r
+        else:
+            assert not r.ok, (mode, r)
+            assert r.error.split(":", 1)[0] == MODES[mode], (mode, r.error)
+    assert "SIGSEGV" in results[2 * list(MODES).index("segfault")].error
+
+
+def test_workers_are_reused(sandbox: Sandbox) -> None:
+    before = sandbox.stats.processes
+    src = "def g(a, b):\n    return [a, b, a + b]\n"
+    for chunk in range(5):
+        results = sandbox.call_many(src, ["g"], [[k, chunk] for k in range(50)])
+        assert [r.value for r in results] == [[k, chunk, k + chunk] for k in range(50)]
+    assert sandbox.stats.processes - before <= 1  # at most a restart left over from before
+
+
+def test_hard_failure_restarts_and_continues_in_order() -> None:
+    src = "def h(x):\n    if x == 3:\n        return bytearray(1 << 40)\n    return x\n"
+    with Sandbox(workers=2, limits=SandboxLimits(timeout=0.5, memory_mb=200),
+                 batch_size=4) as sb:
+        results = sb.call_many(src, ["h"], [[k] for k in range(12)])
+        assert [r.value for r in results if r.ok] == [k for k in range(12) if k != 3]
+        assert results[3].error == "memory"
+        assert sb.stats.processes == 2  # a MemoryError does not need a restart
+
+
+def test_values_round_trip(sandbox: Sandbox) -> None:
+    src = "def ident(v):\n    return v\n"
+    big = 7 ** 9000  # beyond the int <-> decimal digit limit
+    values = [big, -big, 2 ** 64, -(2 ** 63), 1.5, float("inf"), (1, "é\n\"'"), [[], [None]],
+              True, "\U0001f600"]
+    results = sandbox.call_many(src, ["ident"], [[v] for v in values])
+    for v, r in zip(values, results, strict=True):
+        assert r.ok and r.value == v and type(r.value) is type(v)
+    nan = sandbox.call_many(src, ["ident"], [[float("nan")]])[0]
+    assert nan.ok and math.isnan(nan.value)
+
+
+def test_no_inherited_secrets(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-secret-value")
+    src = ("import os\n"
+           "def env():\n    return sorted(os.environ)\n"
+           "def cwd():\n    return [os.getcwd(), os.listdir('.')]\n"
+           "def leak():\n    return os.environ.get('OPENAI_API_KEY')\n")
+    with Sandbox(workers=1) as sb:
+        keys = sb.call_many(src, ["env"], [[]], restricted=False)[0].value
+        assert "OPENAI_API_KEY" not in keys
+        assert set(keys) <= {"PATH", "LANG", "LC_ALL", "PYTHONHASHSEED",
+                             "PYTHONDONTWRITEBYTECODE", "PYTHONIOENCODING"}
+        assert sb.call_many(src, ["leak"], [[]], restricted=False)[0].value is None
+        cwd, listing = sb.call_many(src, ["cwd"], [[]], restricted=False)[0].value
+        assert cwd != os.getcwd() and "veriscale-worker-" in cwd and listing == []
+
+
+def test_restricted_modules_cannot_import_os() -> None:
+    with Sandbox(workers=1) as sb:
+        assert sb.load_error("import os\n", restricted=True)
+        assert sb.load_error("open('/etc/passwd')\n", restricted=True)
+        assert sb.load_error("import math\ndef f(): pass\n", restricted=True, funcs=["f"]) is None
+        assert "no function" in (sb.load_error("x = 1\n", restricted=True, funcs=["f"]) or "")
+        assert "SyntaxError" in (sb.load_error("def f(:\n", restricted=True) or "")
+
+
+def test_load_timeout_is_a_compile_failure() -> None:
+    with Sandbox(workers=1, limits=SandboxLimits(timeout=0.3, load_timeout=0.3)) as sb:
+        res = sb.call_many("while True:\n    pass\n", ["f"], [[1], [2]])
+        assert [r.error.split(":")[0] for r in res] == ["compile", "compile"]
+
+
+@pytest.mark.parametrize("source", [
+    "import os",
+    "import subprocess",
+    "from socket import socket",
+    "import ctypes",
+    "from shutil import rmtree",
+    "import sys",
+    "open('x')",
+    "exec('1')",
+    "eval('1')",
+    "__import__('os')",
+    "().__class__.__bases__[0].__subclasses__()",
+    "getattr(1, 'real')",
+    "g = (x for x in [])\ng.gi_frame.f_back",
+    "from . import x",
+    "def f(:",
+])
+def test_static_check_rejects(source: str) -> None:
+    assert check_untrusted_python(source) is not None
+
+
+def test_static_check_accepts_ordinary_code() -> None:
+    src = ("import math\nfrom collections import Counter\n"
+           "class Box:\n    def __init__(self, v):\n        self.v = v\n"
+           "def f(xs, k):\n    c = Counter(xs)\n    return sorted(c, key=lambda x: (-c[x], x))[:k]"
+           " + [math.isqrt(k), Box(1).v, f.__name__]\n")
+    assert check_untrusted_python(src) is None
+
+
+def test_batch_deadline_retries_remaining_items_individually() -> None:
+    src = "import time\ndef slow(x):\n    time.sleep(0.25)\n    return x\n"
+    limits = SandboxLimits(timeout=0.5, batch_timeout=0.6)
+    with Sandbox(workers=1, limits=limits, batch_size=8) as sb:
+        results = sb.call_many(src, ["slow"], [[k] for k in range(5)], restricted=False)
+        assert [r.value for r in results] == list(range(5))
+        assert sb.stats.restarts >= 1  # the batch overran and its worker was replaced
+
+
+def test_module_eviction_reloads_transparently() -> None:
+    from veriscale.backends.python.worker import MAX_MODULES
+
+    with Sandbox(workers=1) as sb:
+        sources = [f"def f(x):\n    return x + {n}\n" for n in range(MAX_MODULES + 3)]
+        for src in sources:
+            assert sb.call_many(src, ["f"], [[1]])[0].ok
+        first = sb.call_many(sources[0], ["f"], [[1], [2]])  # evicted long ago
+        assert [r.value for r in first] == [1, 2]
+        assert sb.stats.processes == 1
+
+
+@pytest.mark.parametrize("source", [
+    "import typing\ntyping.sys.modules['os']",
+    "import random\nrandom._os.system('true')",
+    "from typing import sys",
+    "from random import _os",
+    "import dataclasses\n[dataclasses][0].builtins",
+])
+def test_static_check_rejects_module_escapes(source: str) -> None:
+    assert check_untrusted_python(source) is not None

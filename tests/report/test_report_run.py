@@ -1,0 +1,198 @@
+"""The run report: Table 1, per-task kill figures, timings, robustness to missing pieces."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from veriscale.benchmark import verina
+from veriscale.benchmark.model import LeanSections, Signature, Task, TestCase
+from veriscale.report.report import (
+    NOT_AVAILABLE,
+    build_report,
+    collect,
+    render_markdown,
+    write_report,
+)
+
+SIG = Signature.from_json({
+    "name": "f",
+    "parameters": [{"param_name": "xs", "param_type": "List Int"},
+                   {"param_name": "k", "param_type": "Nat"}],
+    "return_type": "Int",
+})
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def make_task(task_id: str, n_tests: int, n_unexp: int, n_rejects: int, start: int = 0) -> Task:
+    tests = [TestCase(((i,), i), i, [i + 100 + j for j in range(n_unexp)],
+                      "original" if i < 2 else "mutation")
+             for i in range(start, start + n_tests)]
+    rejects = [((-j, j), j) for j in range(1, n_rejects + 1)]
+    lean = LeanSections(code="xs.length + k", postcond="True", precond="k > 0")
+    return Task(task_id, "A test task.\n", SIG, tests, rejects, lean=lean)
+
+
+def write_suite(root: Path, tasks: list[Task]) -> None:
+    for task in tasks:
+        verina.write_task_dir(task, root / task.id)
+
+
+def envelope(stage: str, task: str, data: object) -> str:
+    return json.dumps({"stage": stage, "task": task, "fingerprint": "x", "data": data})
+
+
+@pytest.fixture()
+def run_dir(tmp_path: Path) -> Path:
+    run = tmp_path / "run"
+    # original: t1 (2 pairs, 1 unexp each, 1 reject), t2 (4 pairs, 2 each, 0 rejects)
+    write_suite(run / "original", [make_task("t1", 2, 1, 1), make_task("t2", 4, 2, 0)])
+    # plus: t1 10 pairs x 3, 8 rejects; t2 20 pairs x 2, 2 rejects
+    write_suite(run / "plus", [make_task("t1", 10, 3, 8), make_task("t2", 20, 2, 2)])
+    # lite: t1 keeps inputs 0..3, t2 keeps 5 pairs
+    write_suite(run / "lite", [make_task("t1", 4, 3, 4), make_task("t2", 5, 2, 2)])
+    t1 = run / "tasks" / "t1"
+    t1.mkdir(parents=True)
+    # the adversaries stage records compile errors (None = compiled)
+    adversaries = [
+        {"id": "a1", "strategy": "constant", "origin": "offline", "compile_error": None},
+        {"id": "a2", "strategy": "echo", "origin": "offline", "compile_error": None},
+        {"id": "a3", "strategy": "near_miss", "origin": "offline", "compile_error": None},
+        {"id": "a4", "strategy": "broken", "origin": "llm", "compile_error": "bad syntax"},
+    ]
+    (t1 / "adversaries.json").write_text(envelope("adversaries", "t1", {"adversaries": adversaries}))
+    kill_matrix = [
+        {"input": SIG.encode_input(((0,), 0)), "adversary": "a1", "killed": True},
+        {"input": SIG.encode_input(((1,), 1)), "adversary": "a1", "killed": True},
+        {"input": SIG.encode_input(((2,), 2)), "adversary": "a2", "killed": True},
+        {"input": SIG.encode_input(((8,), 8)), "adversary": "a3", "killed": True},
+        {"input": SIG.encode_input(((9,), 9)), "adversary": "a2", "killed": False},
+    ]
+    (t1 / "unexpected.json").write_text(
+        envelope("unexpected", "t1", {"rows": [], "kill_matrix": kill_matrix}))
+    (t1 / "reduction.json").write_text(envelope("reduction", "t1", {
+        "pairs": {"set_cover_count": 3, "set_cover_exceeds_budget": False,
+                  "covered_count": 3, "universe_size": 3},
+        "reject_inputs": {"stage_counts": {"critical_boundary": 2, "diversity_fill": 2}},
+    }))
+    manifest = {
+        "benchmark": "/data/bench", "seed": 7, "config": {"backend": "python", "seed": 7},
+        "versions": {"python": "3.11", "veriscale": "0.1.0"},
+        "tasks": ["t1", "t2", "t3"],
+        "errors": {"t3": {"stage": "classify", "error": "ValueError: boom | bad"}},
+        "timings": {"candidates": 1.5, "classify": 3.0, "suites": 0.5, "total": 5.0},
+        "counts": {"classify": {"expected": 30, "unexpected": 10}},
+        "backend_stats": {"name": "python", "processes": 4, "checks": 120, "seconds": 2.5},
+        "llm_usage": {"calls": 0, "by_role": {"seeds": {"prompt_tokens": 12}}},
+    }
+    (run / "manifest.json").write_text(json.dumps(manifest))
+    return run
+
+
+def test_table1_numbers_and_multipliers(run_dir: Path):
+    report = collect(run_dir)
+    t1 = report.table1
+    assert t1["original"]["pairs"]["mean"] == 3.0
+    assert (t1["original"]["pairs"]["min"], t1["original"]["pairs"]["max"]) == (2, 4)
+    assert t1["plus"]["pairs"]["mean"] == 15.0
+    assert t1["plus"]["unexpected_outputs"]["total"] == 10 * 3 + 20 * 2
+    assert t1["lite"]["unexpected_inputs"]["mean"] == 3.0
+    assert report.multipliers("plus")["unexpected_inputs"] == pytest.approx(10.0)
+    text = render_markdown(report)
+    assert "| Plus (2 tasks) | 15.00 (10–20) (×5.00) |" in text
+    assert "3.00 (2–4) |" in text  # original pairs, no multiplier
+    # original unexpected inputs: mean 0.5; Plus 5.0 -> ×10.00
+    assert "5.00 (2–8) (×10.00)" in text
+
+
+def test_per_task_kill_figures(run_dir: Path):
+    report = collect(run_dir)
+    figs = {f.task_id: f for f in report.tasks}
+    assert list(figs) == ["t1", "t2", "t3"]
+    t1 = figs["t1"]
+    assert (t1.adversaries_tried, t1.adversaries_compiled, t1.adversaries_killing) == (4, 3, 3)
+    # Lite keeps inputs 0..3: kills a1 (0, 1) and a2 (2), not a3 (8)
+    assert t1.adversaries_killed_by_lite == 2
+    assert t1.lite_kill_coverage == pytest.approx(2 / 3)
+    assert t1.reject_stages == {"critical_boundary": 2, "diversity_fill": 2}
+    assert figs["t2"].adversaries_tried is None and figs["t2"].lite_kill_coverage is None
+    assert figs["t3"].volumes == {}
+    text = render_markdown(report)
+    assert "| t1 | 2 / 10 / 4 | 2 / 30 / 12 | 1 / 8 / 4 | 4 / 3 / 3 | 66.7% (2/3) |" in text
+    assert "| t3 | — / — / — |" in text
+
+
+def test_report_file_plots_and_sections(run_dir: Path):
+    path = write_report(run_dir)
+    assert path == run_dir / "report.md"
+    text = path.read_text(encoding="utf-8")
+    for png in ("volumes.png", "kill_coverage.png", "timings.png"):
+        assert (run_dir / png).read_bytes()[:8] == PNG_MAGIC
+        assert f"]({png})" in text
+    assert "| classify | 3.00 | 60.0% |" in text
+    assert "| processes | 4 |" in text
+    assert "| by_role.seeds.prompt_tokens | 12 |" in text
+    assert "ValueError: boom \\| bad" in text  # table cells are escaped
+    assert "expected=30, unexpected=10" in text
+    assert NOT_AVAILABLE not in text
+
+
+def test_adversaries_from_unexpected_stage_when_adversaries_json_is_missing(run_dir: Path):
+    (run_dir / "tasks" / "t1" / "adversaries.json").unlink()
+    (run_dir / "tasks" / "t2").mkdir()
+    (run_dir / "tasks" / "t2" / "unexpected.json").write_text(envelope("unexpected", "t2", {
+        "adversaries": [{"id": "b1", "compiled": True, "kills": 2},
+                        {"id": "b2", "compiled": True, "kills": 0},
+                        {"id": "b3", "compiled": False, "kills": 0}],
+    }))
+    figs = {f.task_id: f for f in collect(run_dir).tasks}
+    assert figs["t1"].adversaries_tried is None and figs["t1"].adversaries_killing == 3
+    t2 = figs["t2"]
+    assert (t2.adversaries_tried, t2.adversaries_compiled, t2.adversaries_killing) == (3, 2, 1)
+
+
+def test_missing_pieces_say_not_available(tmp_path: Path):
+    run = tmp_path / "empty_run"
+    run.mkdir()
+    path, report = build_report(run)
+    text = path.read_text(encoding="utf-8")
+    assert report.tasks == [] and report.plots == []
+    assert text.count(NOT_AVAILABLE) >= 6
+    assert "Manifest: _not available_" in text
+
+    # only a plus suite and a corrupt manifest: Table 1 shows plus, others n/a
+    write_suite(run / "plus", [make_task("t1", 3, 1, 0)])
+    (run / "manifest.json").write_text("{not json")
+    (run / "tasks" / "t1").mkdir(parents=True)
+    (run / "tasks" / "t1" / "adversaries.json").write_text("garbage")
+    text = write_report(run, plots=False).read_text(encoding="utf-8")
+    assert "| Original | not available |" in text
+    assert "| Plus (1 tasks) | 3.00 (3–3) (×—)" not in text  # no original: no multiplier
+    assert "| Plus (1 tasks) | 3.00 (3–3) |" in text
+    assert not (run / "volumes.png").exists()
+
+
+def test_report_command(run_dir: Path):
+    from veriscale.cli import main
+
+    result = CliRunner().invoke(main, ["report", str(run_dir), "--no-plots"])
+    assert result.exit_code == 0, result.output
+    assert str(run_dir / "report.md") in result.output
+    assert "Table 1" in result.output
+    assert "Lite kill coverage: mean 66.7%" in result.output
+    assert not (run_dir / "volumes.png").exists()
+
+
+def test_volumes_count_stored_rows_even_when_a_value_does_not_decode(run_dir: Path):
+    test_json = run_dir / "plus" / "t2" / "test.json"
+    rows = json.loads(test_json.read_text(encoding="utf-8"))
+    rows.append({"input": {"xs": "not a list", "k": -1}, "expected": 0, "unexpected": [1]})
+    test_json.write_text(json.dumps(rows), encoding="utf-8")
+    report = collect(run_dir)
+    assert report.load_issue_counts["plus"] >= 1
+    figs = {f.task_id: f for f in report.tasks}
+    assert figs["t2"].volumes["plus"]["pairs"] == 21
+    assert report.table1["plus"]["pairs"]["max"] == 21
