@@ -198,6 +198,13 @@ def test_render_hazards():
     assert json_render_hazard(ListT(STRING), ["a"])
     assert json_render_hazard(ListT(BOOL), [True])
     assert json_render_hazard(ListT(INT), [1, -2]) is None
+    assert json_render_hazard(ListT(ListT(NAT)), [[1], []]) is None
+    assert json_render_hazard(ListT(CHAR), ["a", "b"]) is None
+    assert json_render_hazard(ListT(CHAR), ["'"])
+    assert json_render_hazard(ArrayT(INT), [1, 2])
+    assert json_render_hazard(ProdT(INT, INT), [1, 2])
+    assert json_render_hazard(ListT(ProdT(NAT, NAT)), [[1, 2]])
+    assert json_render_hazard(ListT(FLOAT), [1.5, 2.0]) is None
     assert json_render_hazard(FLOAT, math.nan)
     assert json_render_hazard(INT, None)
 

@@ -100,8 +100,8 @@ def test_write_then_read_gives_equal_tasks(verina_tasks, verina_dir, tmp_path):
     for name in ("test.json", "reject_inputs.json", "task.json"):
         first = (tmp_path / "verina_basic_1" / name).read_text(encoding="utf-8")
         task, _ = load_task_dir(tmp_path / "verina_basic_1")
-        write_task_dir(task, tmp_path / "again")
-        assert (tmp_path / "again" / name).read_text(encoding="utf-8") == first
+        write_task_dir(task, tmp_path / "again" / task.id)
+        assert (tmp_path / "again" / task.id / name).read_text(encoding="utf-8") == first
 
 
 def test_rendered_template_parses_back_to_the_same_sections(verina_tasks):
@@ -119,7 +119,7 @@ def test_changed_sections_render_the_template(verina_tasks, tmp_path):
     assert text != task.lean.source
     assert "def hasOppositeSign (a : Int) (b : Int) (h_precond : hasOppositeSign_precond (a) (b))" \
         " : Bool :=\n  -- !benchmark @start code\n  a * b ≤ 0\n  -- !benchmark @end code\n" in text
-    out = write_task_dir(changed, tmp_path / "changed")
+    out = write_task_dir(changed, tmp_path / changed.id)
     again, issues = load_task_dir(out)
     assert not issues
     assert again.lean.code == "  a * b ≤ 0\n"
@@ -131,7 +131,7 @@ def test_changed_sections_render_the_template(verina_tasks, tmp_path):
 
 def test_task_from_scratch_round_trips(tmp_path):
     task = make_task()
-    out = write_task_dir(task, tmp_path / "toy")
+    out = write_task_dir(task, tmp_path / task.id)
     assert not (out / "signature.json").exists()
     meta = json.loads((out / "task.json").read_text(encoding="utf-8"))
     assert list(meta)[:2] == ["id", "signature"]

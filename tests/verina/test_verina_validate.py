@@ -138,3 +138,14 @@ def test_verina_lint(verina_dir):
     assert report.totals() == {**dict.fromkeys(DEFECT_KINDS, 0), "duplicate_input": 1}
     assert report.per_task() == {"verina_advanced_72": {"duplicate_input": 1}}
     assert {w.task for w in report.warnings} == {"verina_advanced_31", "verina_advanced_74"}
+
+
+def test_id_differing_from_folder_is_a_warning(tmp_path):
+    from verina_helpers import make_task
+
+    from veriscale.benchmark.verina import write_task_dir
+
+    write_task_dir(make_task("toy_1"), tmp_path / "renamed")
+    report = validate_dataset(tmp_path)
+    assert report.ok
+    assert [(w.task, w.kind) for w in report.warnings] == [("renamed", "id_mismatch")]

@@ -38,7 +38,7 @@ DEFECT_KINDS = (
 )
 """Defects in the suite itself; load issues of these kinds count as defects."""
 
-WARNING_KINDS = ("signature_mismatch",)
+WARNING_KINDS = ("signature_mismatch", "id_mismatch")
 """Load issues that do not affect what VERINA or VeriScale read."""
 
 

@@ -93,8 +93,8 @@ def split_sections(text: str) -> list[MarkedSection]:
                 raise SectionError(number, "@start marker without a section name")
             if current is not None:
                 raise SectionError(number, f"section {words[0]!r} opened inside {current[0]!r}")
-            args = tuple(tuple(w.split("=", 1)) for w in words[1:] if "=" in w)
-            current = (words[0], args, number)  # type: ignore[assignment]
+            args = tuple((k, v) for k, _, v in (w.partition("=") for w in words[1:] if "=" in w))
+            current = (words[0], args, number)
             body = []
         elif verb == "@end":
             name = words[0] if words else ""
@@ -355,6 +355,8 @@ def build_task(raw: RawTask) -> tuple[Task | None, list[LoadIssue]]:
     except (KeyError, TypeError) as exc:
         issue(TASK_JSON, "signature", "bad_json", f"malformed signature: {exc!r}")
         return None, issues
+    if isinstance(meta.get("id"), str) and meta["id"] != name:
+        issue(TASK_JSON, "id", "id_mismatch", f"id {meta['id']!r} differs from the folder name")
     sig_json = raw.data.get(SIGNATURE_JSON)
     if sig_json is not None and sig_json != meta["signature"]:
         issue(SIGNATURE_JSON, "", "signature_mismatch", _signature_difference(

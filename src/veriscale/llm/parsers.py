@@ -128,9 +128,10 @@ def parse_inputs(text: str, sig: Signature) -> ParsedInputs:
     seen: set[Input] = set()
     names = set(sig.names)
     for item in items:
-        raw = item.get("input") if isinstance(item.get("input"), dict) else item
-        if not (isinstance(raw, dict) and (set(raw) & names or not names)):
-            continue  # not an input at all (e.g. a nested value object)
+        wrapped = isinstance(item.get("input"), dict)
+        raw = item["input"] if wrapped else item
+        if not wrapped and not (set(raw) & names or not names):
+            continue  # a bare object that is no input at all
         try:
             inp = sig.decode_input(raw)
         except Exception as exc:  # any decoding problem makes the item ill-typed

@@ -168,7 +168,7 @@ def json_render_hazard(t: LeanType, raw: Any) -> str | None:
         return None
     if isinstance(t, Scalar) and t.name == "Float" and isinstance(raw, float):
         if math.isnan(raw) or math.isinf(raw) or "e" in repr(raw):
-            return f"Float {raw!r} renders as {str(raw)!r}, which is not a Lean float literal"
+            return f"Float {raw!r} renders as {str(raw)!r}, which may not be a Lean float literal"
         return None
     if isinstance(raw, list):
         why = _json_list_hazard(t, raw)
@@ -199,7 +199,7 @@ def _json_list_hazard(t: LeanType, raw: Any) -> str | None:
             return None if repr(raw) == lean_char(raw) else f"{raw!r} is not a Lean char literal"
         return f"{raw!r} uses Python's quotes"
     if isinstance(raw, float) and (math.isnan(raw) or math.isinf(raw) or "e" in repr(raw)):
-        return f"{raw!r} is not a Lean float literal"
+        return f"{raw!r} may not be a Lean float literal"
     return None
 
 

@@ -1,0 +1,190 @@
+"""LeanBackend end to end against a fake ``lean`` executable (no Lean needed).
+
+The fake interprets the command forms the backend writes for one tiny task
+(``F x = 2 * x`` with precondition ``x > 0``), so the whole path (rendering,
+packing, running a subprocess, JSON parsing, attribution by line, verdicts)
+runs for real. Special inputs simulate failures: 13 has no ``Decidable``
+instance, 99 hangs (timeout).
+"""
+
+from __future__ import annotations
+
+import stat
+import sys
+from pathlib import Path
+
+import pytest
+
+from veriscale.backends.base import Implementation, Label, Spec, Verdict
+from veriscale.backends.lean.backend import LeanBackend
+from veriscale.backends.lean.runner import NativeRunner
+from veriscale.backends.registry import make_backend
+from veriscale.benchmark.model import LeanSections, Signature, Task, TestCase
+
+FAKE = r'''
+import json, re, sys, time
+path = sys.argv[-1]
+open(LOG, "a").write(path + "\n")
+lines = open(path).read().splitlines()
+
+def say(line, text, severity="information"):
+    print(json.dumps({"severity": severity, "data": text, "fileName": path,
+                      "pos": {"line": line, "column": 0}, "endPos": {"line": line, "column": 1},
+                      "kind": "[anonymous]"}), flush=True)
+
+def ints(text):
+    return [int(x) for x in re.findall(r"-?\d+", text)]
+
+print("[DEBUG:I] banner")
+for i, line in enumerate(lines, 1):
+    if "BROKEN" in line:
+        say(i, "unknown identifier 'BROKEN'", "error")
+    m = re.match(r"#eval! decide \((\w+)_precond (.*)\)$", line)
+    if m:
+        (x,) = ints(m.group(2))
+        if x == 99:
+            time.sleep(60)
+        if x == 13:
+            say(i, "failed to synthesize\n  Decidable (F_precond 13)", "error")
+            continue
+        say(i, "true" if x > 0 else "false")
+        continue
+    m = re.match(r"#eval! decide \((\w+)_postcond (.*) \(by sorry\)\)$", line)
+    if m:
+        x, r = ints(m.group(2))
+        say(i, "true" if r == 2 * x else "false")
+        continue
+    m = re.match(r"#eval! \((\w+) (.*) \(by sorry\)\)$", line)
+    if m:
+        (x,) = ints(m.group(2))
+        say(i, str(2 * x))
+        continue
+    if line.startswith("#check"):
+        say(i, line[len("#check "):] + " : Prop")
+        continue
+    if line.startswith("example : ¬"):
+        say(i, "Found a counter-example!", "error")
+    elif line.startswith("example"):
+        say(i, "Unable to find a counter-example", "warning")
+'''
+
+
+@pytest.fixture()
+def fake_lean(tmp_path: Path) -> tuple[Path, Path]:
+    log = tmp_path / "calls.log"
+    exe = tmp_path / "lean"
+    exe.write_text(f"#!{sys.executable}\nLOG = {str(log)!r}\n" + FAKE)
+    exe.chmod(exe.stat().st_mode | stat.S_IEXEC)
+    return exe, log
+
+
+def _task(task_id: str = "toy_1") -> Task:
+    sig = Signature.from_json({"name": "F", "parameters": [{"param_name": "x",
+                                                           "param_type": "Int"}],
+                               "return_type": "Int"})
+    lean = LeanSections(precond="  x > 0", code="  2 * x", postcond="  result = 2 * x")
+    return Task(task_id, "double", sig, tests=[TestCase((3,), 6, [5])], reject_inputs=[(-1,)],
+                lean=lean)
+
+
+def _backend(exe: Path, tmp_path: Path, **kw: object) -> LeanBackend:
+    runner = NativeRunner(lean_path=str(exe), timeout=float(kw.pop("timeout", 30)),  # type: ignore[arg-type]
+                          work_dir=tmp_path / "work", memory_mb=None,
+                          plausible=bool(kw.pop("plausible", False)))
+    return LeanBackend(runner, **kw)  # type: ignore[arg-type]
+
+
+def _calls(log: Path) -> int:
+    return len(log.read_text().splitlines()) if log.exists() else 0
+
+
+def test_registry_builds_the_lean_backend(fake_lean: tuple[Path, Path]) -> None:
+    exe, _ = fake_lean
+    be = make_backend("lean", runner="native", lean_path=str(exe), workers=1, seed=3)
+    assert be.name == "lean" and be.mode == "compiled"  # type: ignore[attr-defined]
+    assert be.stats.extra["ignored_options"] == ["seed"]
+    with pytest.raises(ValueError):
+        make_backend("lean", runner="wasm", mode="compiled")
+
+
+def test_classify_run_and_postcondition_in_one_process(fake_lean, tmp_path) -> None:
+    exe, log = fake_lean
+    be = _backend(exe, tmp_path)
+    task = _task()
+    cl, post, run = be.evaluate_many([
+        ("classify", (task, [(1,), (-2,), (13,)])),
+        ("postcondition_holds", (task, None, [((3,), 6), ((3,), 5)])),
+        ("run", (task, None, [(4,), (-5,)])),
+    ])
+    assert _calls(log) == 1 and be.stats.processes == 1 and be.stats.checks == 7
+    assert [c.label for c in cl] == [Label.EXPECTED, Label.UNEXPECTED, Label.UNKNOWN]
+    assert "no Decidable instance" in cl[2].detail and "Plausible is not available" in cl[2].detail
+    assert post == [Verdict.TRUE, Verdict.FALSE]
+    assert [(o.ok, o.value) for o in run] == [(True, 8), (True, -10)]
+
+
+def test_plausible_stage_decides_what_decide_cannot(fake_lean, tmp_path) -> None:
+    exe, log = fake_lean
+    be = _backend(exe, tmp_path, plausible=True)
+    cl = be.classify(_task(), [(1,), (13,)])
+    assert cl[0].label == Label.EXPECTED and cl[0].stage == "decide"
+    assert cl[1].label == Label.EXPECTED and cl[1].stage == "plausible"
+    assert _calls(log) == 2  # stage 1 file, then one file for stage 2
+
+
+def test_timeout_is_unknown_and_costs_one_chunk(fake_lean, tmp_path) -> None:
+    exe, _ = fake_lean
+    be = _backend(exe, tmp_path, timeout=3, chunk_size=1)
+    got = be.precondition_holds(_task(), None, [(1,), (99,), (2,)])
+    assert got == [Verdict.TRUE, Verdict.UNKNOWN, Verdict.TRUE]
+    assert be.stats.extra["timeouts"] == 1 and be.stats.processes == 3
+    be = _backend(exe, tmp_path, timeout=3)
+    got = be.precondition_holds(_task(), None, [(1,), (99,), (2,)])
+    # Messages printed before the kill still count; the rest is unknown, never true.
+    assert got == [Verdict.TRUE, Verdict.UNKNOWN, Verdict.UNKNOWN]
+
+
+def test_chunking_and_several_tasks_per_file(fake_lean, tmp_path) -> None:
+    exe, log = fake_lean
+    be = _backend(exe, tmp_path, chunk_size=2)
+    assert be.precondition_holds(_task(), None, [(1,), (2,), (-3,), (4,), (5,)]) == [
+        Verdict.TRUE, Verdict.TRUE, Verdict.FALSE, Verdict.TRUE, Verdict.TRUE]
+    assert _calls(log) == 3
+    be = _backend(exe, tmp_path, chunk_size=50, tasks_per_file=2)
+    tasks = [_task(f"toy_{i}") for i in range(3)]
+    res = be.classify_many([(t, [(i + 1,), (-i,)]) for i, t in enumerate(tasks)])
+    assert [[c.label for c in r] for r in res] == [[Label.EXPECTED, Label.UNEXPECTED]] * 3
+    assert be.stats.processes == 2  # two tasks, then one
+
+
+def test_bad_items_and_untrusted_code_never_raise(fake_lean, tmp_path) -> None:
+    exe, log = fake_lean
+    be = _backend(exe, tmp_path)
+    task = _task()
+    reasons = be.check_inputs(task, [(1,), ("not an int",)])
+    assert reasons[0] is None and reasons[1].startswith("ill_typed")
+    cheat = Implementation("def F (x : Int) : Int := sorry")
+    before = _calls(log)
+    (out,) = be.run(task, cheat, [(1,)])
+    assert not out.ok and out.failure_kind == "compile" and "sorry" in out.error
+    assert be.compile(task, cheat) is not None and _calls(log) == before
+    bad_spec = Spec(precond="x > 0 ∨ (by exact sorry)")
+    assert be.precondition_holds(task, bad_spec, [(1,)]) == [Verdict.UNKNOWN]
+
+
+def test_compile_reports_definition_errors(fake_lean, tmp_path) -> None:
+    exe, _ = fake_lean
+    be = _backend(exe, tmp_path)
+    task = _task()
+    assert be.compile(task) is None
+    good = Implementation("def F (x : Int) : Int := x + x")
+    broken = Implementation("def F (x : Int) : Int := BROKEN x")
+    assert be.compile_many([(task, good, None), (task, broken, None)]) == [
+        None, "compile: unknown identifier 'BROKEN'"]
+    assert be.stats.processes == 2  # GT alone, then both candidates in one file
+    # An implementation without h_precond is called without the proof argument.
+    (out,) = be.run(task, good, [(2,)])
+    assert not out.ok  # the fake only answers calls written with `(by sorry)`
+    (out,) = be.run(task, Implementation("def F (x : Int) (h_precond : F_precond x) : Int := x"),
+                    [(2,)])
+    assert out.ok and out.value == 4
