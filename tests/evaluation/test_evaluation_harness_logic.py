@@ -172,3 +172,38 @@ def test_task_without_candidates_counts_zero() -> None:
     rep = evaluate(be, [make_task(), other], {"t": [cand()]})
     assert rep.score("code") == pytest.approx(0.5)
     assert rep.tasks[1].verdict("code", "lower") == "-"
+
+
+class Batching(Scripted):
+    """A backend with ``<op>_many``: the harness must use it for several candidates."""
+
+    def run_many(self, jobs: list[tuple[Any, ...]]) -> list[list[Outcome]]:
+        self.calls.append(f"run_many:{len(jobs)}")
+        return [self.run(*j) for j in jobs]
+
+    def compile_many(self, jobs: list[tuple[Any, ...]]) -> list[str | None]:
+        self.calls.append(f"compile_many:{len(jobs)}")
+        raise RuntimeError("whole batch lost")
+
+
+def test_batched_calls_and_isolation() -> None:
+    be = Batching(fn=lambda x: Outcome(True, x + 1))
+    be.compile_error = lambda impl, spec: "bad" if impl.code == "broken" else None
+    task = make_task()
+    cands = [cand(pre=False, post=False, sample=i) for i in range(3)]
+    cands.append(Candidate("t", 3, Implementation("broken")))
+    rep = evaluate(be, [task], {"t": cands})
+    # compile_many raised: retried job by job; the broken one fails alone
+    assert be.calls.count("compile_many:4") == 1 and be.calls.count("compile") == 4
+    assert "run_many:3" in be.calls
+    verdicts = [s.metrics["code"].lower for s in rep.tasks[0].samples]
+    assert verdicts == [P, P, P, F]
+
+
+def test_call_many_reports_per_job_failures() -> None:
+    from veriscale.evaluation.harness import BackendFailure, call_many
+
+    be = good_backend(raise_on="pre")
+    out = call_many(be, "precondition_holds", [(make_task(), None, [(1,)])] * 2)
+    assert all(isinstance(o, BackendFailure) for o in out)
+    assert call_many(be, "run", []) == []

@@ -94,7 +94,7 @@ def test_aggregates() -> None:
     assert agg["postcond_sound_complete"] == Bounded(P, P)
     assert agg["precond_postcond"] == Bounded(U, P)
     assert agg["code_spec"] == Bounded(U, P)
-    assert list(agg)[0] == "code"
+    assert next(iter(agg)) == "code"
     # only code: no spec aggregates invented
     assert set(aggregate({"code": Bounded(P, P)})) == {"code"}
     # only postcondition: no precond_postcond

@@ -126,9 +126,10 @@ def test_classify_run_and_postcondition_in_one_process(fake_lean, tmp_path) -> N
 def test_plausible_stage_decides_what_decide_cannot(fake_lean, tmp_path) -> None:
     exe, log = fake_lean
     be = _backend(exe, tmp_path, plausible=True)
-    cl = be.classify(_task(), [(1,), (13,)])
+    cl = be.classify(_task(), [(1,), (13,), ("ill-typed",)])
     assert cl[0].label == Label.EXPECTED and cl[0].stage == "decide"
     assert cl[1].label == Label.EXPECTED and cl[1].stage == "plausible"
+    assert cl[2].label == Label.UNKNOWN and cl[2].stage == "syntax"
     assert _calls(log) == 2  # stage 1 file, then one file for stage 2
 
 

@@ -60,6 +60,15 @@ def test_terms_are_escape_safe() -> None:
         render.args_text(t, ("only one",))
 
 
+def test_opaque_values_cannot_inject_commands() -> None:
+    from veriscale.values import OpaqueValue
+
+    t = _task(params=(("m", "Map Int Int"),))
+    assert render.args_text(t, (OpaqueValue("Map.empty"),)) == "Map.empty"
+    with pytest.raises(ValueError, match="rejected"):
+        render.args_text(t, (OpaqueValue("Map.empty)\n#exit"),))
+
+
 @pytest.mark.parametrize(("ty", "value", "reduced"), [
     ("String", "héllo\"", "[104, 233, 108, 108, 111, 34]"),
     ("Char", "é", "233"),
@@ -70,6 +79,7 @@ def test_terms_are_escape_safe() -> None:
     ("String × Int", ("a", -2), "([97], Int.negSucc 1)"),
     ("List (Char × Nat)", (("a", 2),), "[(97, 2)]"),
     ("Array Int", (1, -1), "{ toList := [Int.ofNat 1, Int.negSucc 0] }"),
+    ("UInt8 × UInt8", (255, 0), "(255, 0)"),
 ])
 def test_projection_round_trip(ty: str, value: object, reduced: str) -> None:
     t = parse_type(ty)
@@ -88,7 +98,7 @@ def test_layout_ranges_and_attribution() -> None:
     assert "set_option maxHeartbeats 123" in lines and "set_option maxErrors 100000" in lines
     assert lines.count("noncomputable section") == 2
     assert "namespace VS_verina_toy_1_0" in lines
-    (s1, e1), (s2, e2) = lay.checks[0]
+    (s1, e1), (s2, _) = lay.checks[0]
     assert lines[s1 - 1] == "#check (1)" and s1 == e1 and lines[s2 - 1] == "#check (2)"
     s3, e3 = lay.checks[1][0]
     assert e3 == s3 + 1

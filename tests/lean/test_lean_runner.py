@@ -70,14 +70,14 @@ def _script(path: Path, body: str) -> Path:
 
 
 def test_fake_native_lean_end_to_end(tmp_path: Path) -> None:
-    fake = _script(tmp_path / "lean", f"""
+    fake = _script(tmp_path / "lean", """
 import json, sys
 lines = open(sys.argv[-1]).read().splitlines()
 print("some banner")
 for i, line in enumerate(lines, 1):
     if line.startswith("#reduce"):
-        print(json.dumps({{"severity": "information", "data": "true",
-                          "pos": {{"line": i, "column": 0}}}}))
+        print(json.dumps({"severity": "information", "data": "true",
+                          "pos": {"line": i, "column": 0}}))
 """)
     f = tmp_path / "x.lean"
     f.write_text("def a := 1\n#reduce a\n")

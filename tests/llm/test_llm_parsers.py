@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import contextlib
 
 import pytest
 from hypothesis import given, settings
@@ -227,7 +228,7 @@ def rotate4(l, n):
     return []
 ```"""
     parsed = parse_adversaries(text, SIG, "python")
-    assert [i.code.splitlines()[-2:] for i in parsed.implementations][0] == [
+    assert parsed.implementations[0].code.splitlines()[-2:] == [
         "def rotate(l, n):", "    return []"]
     assert len(parsed.implementations) == 2  # #3 wrong parameters, #4 duplicate of #1
     assert "def _pad(l):" in parsed.implementations[1].code
@@ -248,9 +249,9 @@ def test_adversaries_nothing_usable_raises(text: str) -> None:
 
 # ---------------------------------------------------------------------- never raise
 
-ALPHABET = st.sampled_from(list('[]{}()":,`\n -#=_|λ∀∧→\'\\') + ["def ", "rotate1", "```",
-                           '"input"', "l", "n", "1", "Input:", "Output:", "-- Adversarial "
-                           "Implementation 1", "rotate_postcond", ":=", "(h_precond : P)"])
+PIECES = ["def ", "rotate1", "```", '"input"', "l", "n", "1", "Input:", "Output:",
+          "-- Adversarial Implementation 1", "rotate_postcond", ":=", "(h_precond : P)"]
+ALPHABET = st.sampled_from([*'[]{}()":,`\n -#=_|λ∀∧→\'\\', *PIECES])
 TEXT = st.one_of(st.text(max_size=200), st.lists(ALPHABET, max_size=60).map("".join))
 
 
@@ -265,7 +266,12 @@ def test_parsers_never_raise_anything_but_parse_error(text: str) -> None:
         lambda t: parse_adversaries(t, SIG, "lean"),
         lambda t: parse_adversaries(t, SIG, "python"),
     ):
-        try:
+        with contextlib.suppress(ParseError):
             parse(text)
-        except ParseError:
-            pass
+
+
+def test_lean_spec_without_fences_after_prose() -> None:
+    text = ("Sure, here it is:\n"
+            "def rotate_postcond (l : List Int) (n : Nat) (result : List Int) : Prop :=\n"
+            "  result.length = l.length\n")
+    assert parse_lean_spec(text, SIG).postcond == "result.length = l.length"

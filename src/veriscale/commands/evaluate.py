@@ -20,8 +20,9 @@ from rich.table import Table
 from veriscale.backends.registry import backend_names, make_backend
 from veriscale.benchmark.loader import load_benchmark
 
-SHOWN_TASK_METRICS = ("code", "precond_sound_complete", "postcond_sound_complete",
-                      "precond_postcond", "code_spec")
+SHOWN_TASK_METRICS = {"code": "code", "precond_sound_complete": "pre s&c",
+                      "postcond_sound_complete": "post s&c", "precond_postcond": "pre+post",
+                      "code_spec": "code+spec"}
 
 
 def _parse_ks(text: str) -> tuple[int, ...]:
@@ -72,6 +73,8 @@ def _load(suite: Path, tasks: tuple[str, ...], console: Console, quiet: bool) ->
 @click.option("--backend", "backend_name", type=click.Choice(backend_names()), default=None,
               help="Oracle backend (default: python for Python tasks, lean otherwise).")
 @click.option("--runner", default=None, help="Lean runner (native, wasm).")
+@click.option("--timeout", type=float, default=None,
+              help="Per-check time limit in seconds, passed to the backend (its default if unset).")
 @click.option("--backend-option", "-o", "backend_opts", multiple=True,
               help="Extra backend constructor option KEY=VALUE (JSON value), repeatable.")
 @click.option("--k", "ks_text", default="1", show_default=True,
@@ -82,7 +85,7 @@ def _load(suite: Path, tasks: tuple[str, ...], console: Console, quiet: bool) ->
               help="At most this many mutants per task and kind (code, precond, postcond).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of tables.")
 def evaluate_command(suites: tuple[Path, ...], solutions: Path | None, mutants: bool,
-                     backend_name: str | None, runner: str | None,
+                     backend_name: str | None, runner: str | None, timeout: float | None,
                      backend_opts: tuple[str, ...], ks_text: str, tasks: tuple[str, ...],
                      seed: int, max_mutants: int, as_json: bool) -> None:
     """Score SOLUTIONS on SUITE (VERINA semantics, pass@k with lower/upper bounds), or with
@@ -99,7 +102,10 @@ def evaluate_command(suites: tuple[Path, ...], solutions: Path | None, mutants: 
             raise click.ClickException(f"{name}: no loadable tasks")
     first_tasks = loaded[0][1]
     name = backend_name or ("python" if first_tasks[0].python is not None else "lean")
-    backend = make_backend(name, **_backend_options(runner, backend_opts))
+    options = _backend_options(runner, backend_opts)
+    if timeout is not None:
+        options["timeout"] = timeout
+    backend = make_backend(name, **options)
     try:
         if mutants:
             _run_mutants(backend, loaded, seed, max_mutants, console, as_json)
@@ -120,16 +126,21 @@ def _run_solutions(backend: Any, suite: tuple[str, list[Any]], solutions: Path,
     if not as_json:
         for issue in issues:
             console.print(f"[yellow]{solutions}: {issue}[/]")
+    done = [0]
+
+    def advance(n: int) -> None:
+        done[0] += n
+        status.update(f"evaluated {done[0]}/{len(tasks)} tasks")
+
     with console.status("evaluating") as status:
-        report = evaluate(backend, tasks, cands, suite=name, ks=ks,
-                          progress=lambda tid: status.update(f"evaluated {tid}"))
+        report = evaluate(backend, tasks, cands, suite=name, ks=ks, progress=advance)
     report.issues = [str(i) for i in issues]
     if as_json:
         json.dump(report.to_json(), sys.stdout, indent=1)
         sys.stdout.write("\n")
         return
     scores = Table(title=f"{name}: scores (%, mean over {len(tasks)} tasks)")
-    scores.add_column("metric")
+    scores.add_column("metric", no_wrap=True)
     for k in report.ks:
         for b in BOUNDS:
             scores.add_column(f"pass@{k} {b}", justify="right")
@@ -138,9 +149,9 @@ def _run_solutions(backend: Any, suite: tuple[str, list[Any]], solutions: Path,
     console.print(scores)
     shown = [m for m in SHOWN_TASK_METRICS if m in report.metrics]
     per_task = Table(title="per task (lower/upper; c/n over several samples)")
-    per_task.add_column("task")
+    per_task.add_column("task", no_wrap=True)
     for m in shown:
-        per_task.add_column(m)
+        per_task.add_column(SHOWN_TASK_METRICS[m])
     for tr in report.tasks:
         cells = []
         for m in shown:
@@ -170,7 +181,7 @@ def _run_mutants(backend: Any, loaded: list[tuple[str, list[Any]]], seed: int,
     table = Table(title=f"discriminative power: share of flawed candidates detected "
                         f"({report.generated - len(report.discarded)} mutants, "
                         f"{len(report.discarded)} discarded as not compiling)")
-    table.add_column("suite")
+    table.add_column("suite", overflow="fold")
     for k in kinds:
         table.add_column(f"{k}", justify="right")
     table.add_column("GT problems", justify="right")

@@ -10,11 +10,11 @@ specification. Scoring rules live in :mod:`veriscale.evaluation.scoring`.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from veriscale.backends.base import Backend, Implementation, Spec
+from veriscale.backends.base import Backend, Verdict
 from veriscale.benchmark.model import Task
 from veriscale.evaluation.passk import mean_pass_at_k
 from veriscale.evaluation.scoring import (
@@ -44,8 +44,6 @@ class SampleResult:
     metrics: dict[str, Bounded] = field(default_factory=dict)
     tallies: dict[str, Tally] = field(default_factory=dict)
     errors: dict[str, str] = field(default_factory=dict)  # part -> compile / backend error
-    code_seconds: float = 0.0
-    spec_seconds: float = 0.0
 
     def passed(self, metric: str, bound: str = "lower") -> bool:
         m = self.metrics.get(metric)
@@ -58,143 +56,206 @@ class SampleResult:
             "metrics": {k: v.to_json() for k, v in self.metrics.items()},
             "tests": {k: v.to_json() for k, v in self.tallies.items()},
             "errors": dict(self.errors),
-            "code_seconds": round(self.code_seconds, 4),
-            "spec_seconds": round(self.spec_seconds, 4),
         }
 
 
-def _guard(errors: dict[str, str], part: str, fn: Callable[[], Any]) -> Any:
-    """Call the backend; a raising backend makes this part unobservable, not fatal."""
-    try:
-        return fn()
-    except Exception as exc:
-        errors[part] = f"backend: {type(exc).__name__}: {exc}"
-        return None
+class BackendFailure(Exception):
+    """The backend raised for one job: the job's result is unobservable, not wrong."""
 
 
-def score_code(backend: Backend, task: Task, impl: Implementation,
-               result: SampleResult) -> None:
-    """CodeGen: compile with the GT precondition, then every expected pair must hold."""
+def call_many(backend: Backend, op: str, jobs: Sequence[tuple[Any, ...]]) -> list[Any]:
+    """One result per job, via ``<op>_many`` when the backend has it (Lean: one file for
+    many candidates), else one protocol call per job. A raising batch is retried job
+    by job; a raising job yields a :class:`BackendFailure` in its place, so one bad
+    candidate never stops the others."""
+    if not jobs:
+        return []
+    batched = getattr(backend, f"{op}_many", None)
+    if callable(batched) and len(jobs) > 1:
+        try:
+            out = list(batched(list(jobs)))
+            if len(out) == len(jobs):
+                return out
+        except Exception:  # retried one by one below, so the culprit is isolated
+            pass
+    method = getattr(backend, op)
+    results: list[Any] = []
+    for job in jobs:
+        try:
+            results.append(method(*job))
+        except Exception as exc:
+            results.append(BackendFailure(f"backend: {type(exc).__name__}: {exc}"))
+    return results
+
+
+def _unobservable(n: int) -> Bounded:
+    """A property the backend could not check at all: UNKNOWN, never PASS."""
+    return spec_property(Tally(unknown=max(n, 1)))
+
+
+def _finish_code(task: Task, outcomes: Any, res: SampleResult) -> None:
     n = len(task.tests)
-    err = _guard(result.errors, "code", lambda: backend.compile(task, impl=impl))
-    if "code" in result.errors:  # the backend itself failed: we know nothing
-        result.tallies["code"] = Tally(unknown=n)
-        result.metrics["code"] = code_property(Tally(unknown=max(n, 1)))
+    if isinstance(outcomes, BackendFailure) or outcomes is None or len(outcomes) != n:
+        res.errors.setdefault("code", str(outcomes) if isinstance(outcomes, BackendFailure)
+                              else f"backend returned a wrong number of outcomes for {n} tests")
+        res.tallies["code"] = Tally(unknown=n)
+        res.metrics["code"] = code_property(Tally(unknown=max(n, 1)))
         return
-    if err is not None:
-        result.errors["code"] = f"compile: {err}"
-        result.tallies["code"] = Tally()
-        result.metrics["code"] = FAILED
-        return
-    outcomes = []
-    if n:
-        outcomes = _guard(result.errors, "code",
-                          lambda: backend.run(task, impl, [t.input for t in task.tests]))
-    if outcomes is None or len(outcomes) != n:
-        result.errors.setdefault("code", f"backend returned {len(outcomes or [])} of {n} outcomes")
-        tally = Tally(unknown=n)
-    else:
-        tally = Tally.of(code_tests(outcomes, [t.expected for t in task.tests],
-                                    task.signature.return_type))
-    result.tallies["code"] = tally
-    result.metrics["code"] = code_property(tally)
+    tally = Tally.of(code_tests(outcomes, [t.expected for t in task.tests],
+                                task.signature.return_type))
+    res.tallies["code"] = tally
+    res.metrics["code"] = code_property(tally)
 
 
-def _compile_spec(backend: Backend, task: Task, spec: Spec,
-                  errors: dict[str, str], part: str) -> bool | None:
-    """True when accepted, False when rejected (error recorded), None when the backend failed."""
-    err = _guard(errors, part, lambda: backend.compile(task, spec=spec))
-    if part in errors:
+def _finish_spec(props: tuple[tuple[str, int, Callable[[Verdict], Score]], ...],
+                 verdicts: Any, res: SampleResult, part: str) -> None:
+    """Split one verdict list over consecutive properties (e.g. sound tests, then complete)."""
+    total = sum(n for _, n, _ in props)
+    if isinstance(verdicts, BackendFailure) or verdicts is None or len(verdicts) != total:
+        res.errors.setdefault(part, str(verdicts) if isinstance(verdicts, BackendFailure)
+                              else f"backend returned a wrong number of verdicts for {total}")
+        for name, n, _ in props:
+            res.tallies[name] = Tally(unknown=n)
+            res.metrics[name] = _unobservable(n)
+        return
+    at = 0
+    for name, n, expect in props:
+        tally = Tally.of(expect(v) for v in verdicts[at: at + n])
+        at += n
+        res.tallies[name] = tally
+        res.metrics[name] = spec_property(tally)
+
+
+def _not_compiled(res: SampleResult, names: tuple[str, ...], state: bool | None) -> None:
+    for name in names:
+        res.tallies[name] = Tally()
+        res.metrics[name] = FAILED if state is False else _unobservable(0)
+
+
+def _compile_state(answer: Any, res: SampleResult, part: str) -> bool | None:
+    """True: accepted; False: rejected (error recorded); None: the backend failed."""
+    if isinstance(answer, BackendFailure):
+        res.errors[part] = str(answer)
         return None
-    if err is not None:
-        errors[part] = f"compile: {err}"
+    if answer is not None:
+        res.errors[part] = answer if str(answer).startswith("compile") else f"compile: {answer}"
         return False
     return True
 
 
-def _unobservable(n: int) -> Bounded:
-    return spec_property(Tally(unknown=max(n, 1)))
+@dataclass
+class BatchTimes:
+    code_seconds: float = 0.0
+    spec_seconds: float = 0.0
 
 
-def score_precond(backend: Backend, task: Task, spec: Spec, compiled: bool | None,
-                  result: SampleResult) -> None:
-    """Soundness on test inputs (must hold), completeness on reject inputs (must not)."""
-    tests = [t.input for t in task.tests]
-    rejects = list(task.reject_inputs)
-    if compiled is not True:
-        for prop, n in (("precond_sound", len(tests)), ("precond_complete", len(rejects))):
-            result.tallies[prop] = Tally()
-            result.metrics[prop] = FAILED if compiled is False else _unobservable(n)
-        return
-    verdicts = []
-    if tests or rejects:
-        verdicts = _guard(result.errors, "precond",
-                          lambda: backend.precondition_holds(task, spec, tests + rejects))
-    if verdicts is None or len(verdicts) != len(tests) + len(rejects):
-        result.errors.setdefault("precond", "backend returned a wrong number of verdicts")
-        for prop, n in (("precond_sound", len(tests)), ("precond_complete", len(rejects))):
-            result.tallies[prop] = Tally(unknown=n)
-            result.metrics[prop] = _unobservable(n)
-        return
-    sound = Tally.of(must_hold(v) for v in verdicts[: len(tests)])
-    complete = Tally.of(must_fail(v) for v in verdicts[len(tests):])
-    result.tallies["precond_sound"], result.tallies["precond_complete"] = sound, complete
-    result.metrics["precond_sound"] = spec_property(sound)
-    result.metrics["precond_complete"] = spec_property(complete)
+def evaluate_batch(
+    backend: Backend,
+    items: Sequence[tuple[Task, Candidate]],
+    *,
+    skip_compile: bool = False,
+    times: BatchTimes | None = None,
+) -> list[SampleResult]:
+    """Score many (task, candidate) pairs in a few batched backend calls.
 
+    Code: compile every implementation (with the GT precondition), then run the
+    compiled ones on their task's expected inputs. Specs: compile each whole
+    spec; where that fails and both halves are present, compile the
+    precondition alone (VERINA scores it without the postcondition); then one
+    ``precondition_holds`` job per spec over test + reject inputs and one
+    ``postcondition_holds`` job over expected + unexpected outputs.
+    ``skip_compile`` trusts that every candidate was compile-checked already.
+    """
+    results = [SampleResult(c.task_id, c.sample) for _, c in items]
+    times = times if times is not None else BatchTimes()
 
-def score_postcond(backend: Backend, task: Task, spec: Spec, compiled: bool | None,
-                   result: SampleResult) -> None:
-    """Completeness on expected outputs (must accept), soundness on unexpected ones (must reject)."""
-    accept = [(t.input, t.expected) for t in task.tests]
-    reject = [(t.input, u) for t in task.tests for u in t.unexpected]
-    if compiled is not True:
-        for prop, n in (("postcond_complete", len(accept)), ("postcond_sound", len(reject))):
-            result.tallies[prop] = Tally()
-            result.metrics[prop] = FAILED if compiled is False else _unobservable(n)
-        return
-    verdicts = []
-    if accept or reject:
-        verdicts = _guard(result.errors, "postcond",
-                          lambda: backend.postcondition_holds(task, spec, accept + reject))
-    if verdicts is None or len(verdicts) != len(accept) + len(reject):
-        result.errors.setdefault("postcond", "backend returned a wrong number of verdicts")
-        for prop, n in (("postcond_complete", len(accept)), ("postcond_sound", len(reject))):
-            result.tallies[prop] = Tally(unknown=n)
-            result.metrics[prop] = _unobservable(n)
-        return
-    complete = Tally.of(must_hold(v) for v in verdicts[: len(accept)])
-    sound = Tally.of(must_fail(v) for v in verdicts[len(accept):])
-    result.tallies["postcond_complete"], result.tallies["postcond_sound"] = complete, sound
-    result.metrics["postcond_complete"] = spec_property(complete)
-    result.metrics["postcond_sound"] = spec_property(sound)
+    t0 = time.perf_counter()
+    code_ix = [i for i, (_, c) in enumerate(items) if c.impl is not None]
+    if skip_compile:
+        compiled = [None] * len(code_ix)
+    else:
+        compiled = call_many(backend, "compile", [(items[i][0], items[i][1].impl, None)
+                                                  for i in code_ix])
+    run_ix: list[int] = []
+    for i, answer in zip(code_ix, compiled, strict=True):
+        state = _compile_state(answer, results[i], "code")
+        if state is True:
+            run_ix.append(i)
+        else:
+            results[i].tallies["code"] = Tally()
+            results[i].metrics["code"] = FAILED if state is False else _unobservable(0)
+    with_tests = [i for i in run_ix if items[i][0].tests]
+    outs = call_many(backend, "run", [(items[i][0], items[i][1].impl,
+                                       [t.input for t in items[i][0].tests]) for i in with_tests])
+    got = dict(zip(with_tests, outs, strict=True))
+    for i in run_ix:
+        _finish_code(items[i][0], got.get(i, []), results[i])
+    times.code_seconds += time.perf_counter() - t0
+
+    t0 = time.perf_counter()
+    spec_ix = [i for i, (_, c) in enumerate(items) if c.has_precond or c.has_postcond]
+    full_state: dict[int, bool | None] = {}
+    pre_state: dict[int, bool | None] = {}
+    if skip_compile:
+        full_state = dict.fromkeys(spec_ix, True)
+    else:
+        answers = call_many(backend, "compile", [(items[i][0], None, items[i][1].spec)
+                                                 for i in spec_ix])
+        full_state = {i: _compile_state(a, results[i], "spec")
+                      for i, a in zip(spec_ix, answers, strict=True)}
+    retry = [i for i in spec_ix if full_state[i] is not True
+             and items[i][1].has_precond and items[i][1].has_postcond]
+    answers = call_many(backend, "compile", [
+        (items[i][0], None, replace(items[i][1].spec, postcond=None, postcond_aux=""))
+        for i in retry])
+    for i, a in zip(retry, answers, strict=True):
+        pre_state[i] = _compile_state(a, results[i], "precond_compile")
+
+    pre_jobs: list[int] = []
+    post_jobs: list[int] = []
+    for i in spec_ix:
+        task, cand = items[i]
+        if cand.has_precond:
+            state = pre_state.get(i, full_state[i])
+            if state is True:
+                pre_jobs.append(i)
+            else:
+                _not_compiled(results[i], ("precond_sound", "precond_complete"), state)
+        if cand.has_postcond:
+            if full_state[i] is True:
+                post_jobs.append(i)
+            else:
+                _not_compiled(results[i], ("postcond_sound", "postcond_complete"),
+                              full_state[i])
+    pre_verdicts = call_many(backend, "precondition_holds", [
+        (items[i][0], items[i][1].spec,
+         [t.input for t in items[i][0].tests] + list(items[i][0].reject_inputs))
+        for i in pre_jobs])
+    for i, vs in zip(pre_jobs, pre_verdicts, strict=True):
+        task = items[i][0]
+        _finish_spec((("precond_sound", len(task.tests), must_hold),
+                      ("precond_complete", len(task.reject_inputs), must_fail)),
+                     vs, results[i], "precond")
+    post_verdicts = call_many(backend, "postcondition_holds", [
+        (items[i][0], items[i][1].spec,
+         [(t.input, t.expected) for t in items[i][0].tests]
+         + [(t.input, u) for t in items[i][0].tests for u in t.unexpected])
+        for i in post_jobs])
+    for i, vs in zip(post_jobs, post_verdicts, strict=True):
+        task = items[i][0]
+        _finish_spec((("postcond_complete", len(task.tests), must_hold),
+                      ("postcond_sound", sum(len(t.unexpected) for t in task.tests), must_fail)),
+                     vs, results[i], "postcond")
+    times.spec_seconds += time.perf_counter() - t0
+
+    for r in results:
+        r.metrics = aggregate(r.metrics)
+    return results
 
 
 def evaluate_candidate(backend: Backend, task: Task, cand: Candidate) -> SampleResult:
     """All metrics this candidate provides the parts for, with both bounds."""
-    result = SampleResult(cand.task_id, cand.sample)
-    if cand.impl is not None:
-        t0 = time.perf_counter()
-        score_code(backend, task, cand.impl, result)
-        result.code_seconds = time.perf_counter() - t0
-    spec = cand.spec
-    if spec is not None and (spec.precond is not None or spec.postcond is not None):
-        t0 = time.perf_counter()
-        # The whole spec first (one compile in the common case); when it fails and both
-        # halves are present, the precondition alone may still be scorable (VERINA
-        # evaluates the precondition without the postcondition).
-        full = _compile_spec(backend, task, spec, result.errors, "spec")
-        if spec.precond is not None:
-            pre_ok = full
-            if full is not True and spec.postcond is not None:
-                pre_ok = _compile_spec(backend, task, replace(spec, postcond=None, postcond_aux=""),
-                                       result.errors, "precond_compile")
-            score_precond(backend, task, spec, pre_ok, result)
-        if spec.postcond is not None:
-            score_postcond(backend, task, spec, full, result)
-        result.spec_seconds = time.perf_counter() - t0
-    result.metrics = aggregate(result.metrics)
-    return result
+    return evaluate_batch(backend, [(task, cand)])[0]
 
 
 @dataclass
@@ -230,6 +291,8 @@ class EvaluationReport:
     tasks: list[TaskResult]
     ks: tuple[int, ...] = (1,)
     wall_seconds: float = 0.0
+    code_seconds: float = 0.0  # compiling and running candidate code (CodeGen)
+    spec_seconds: float = 0.0  # compiling and checking candidate specs (SpecGen)
     issues: list[str] = field(default_factory=list)
 
     @property
@@ -237,14 +300,6 @@ class EvaluationReport:
         """Metrics that at least one sample was scored on, in VERINA's order."""
         seen = {m for t in self.tasks for s in t.samples for m in s.metrics}
         return [m for m in ALL_METRICS if m in seen]
-
-    @property
-    def code_seconds(self) -> float:
-        return sum(s.code_seconds for t in self.tasks for s in t.samples)
-
-    @property
-    def spec_seconds(self) -> float:
-        return sum(s.spec_seconds for t in self.tasks for s in t.samples)
 
     def score(self, metric: str, bound: str = "lower", k: int = 1) -> float | None:
         """Mean pass@k over the suite's tasks (a task with no sample for it counts 0)."""
@@ -270,6 +325,11 @@ class EvaluationReport:
         }
 
 
+def _groups(tasks: Sequence[Task], size: int) -> Iterator[list[Task]]:
+    for at in range(0, len(tasks), max(1, size)):
+        yield list(tasks[at: at + max(1, size)])
+
+
 def evaluate(
     backend: Backend,
     tasks: Sequence[Task],
@@ -277,21 +337,31 @@ def evaluate(
     *,
     suite: str = "",
     ks: Iterable[int] = (1,),
-    progress: Callable[[str], None] | None = None,
+    tasks_per_batch: int = 16,
+    progress: Callable[[int], None] | None = None,
 ) -> EvaluationReport:
-    """Score every candidate of every task; tasks without candidates score 0."""
+    """Score every candidate of every task; tasks without candidates score 0.
+
+    Candidates of ``tasks_per_batch`` tasks share backend calls (a batching
+    backend such as Lean then needs a few files per group, not per candidate);
+    ``progress`` gets the number of tasks done after each group.
+    """
     t0 = time.perf_counter()
+    times = BatchTimes()
     results: list[TaskResult] = []
-    for task in tasks:
-        tr = TaskResult(task.id)
-        for cand in candidates.get(task.id, ()):
-            tr.samples.append(evaluate_candidate(backend, task, cand))
-        results.append(tr)
+    for group in _groups(tasks, tasks_per_batch):
+        items = [(t, c) for t in group for c in candidates.get(t.id, ())]
+        scored = evaluate_batch(backend, items, times=times)
+        by_task: dict[str, list[SampleResult]] = {}
+        for r in scored:
+            by_task.setdefault(r.task_id, []).append(r)
+        results.extend(TaskResult(t.id, by_task.get(t.id, [])) for t in group)
         if progress is not None:
-            progress(task.id)
+            progress(len(group))
     report = EvaluationReport(suite, getattr(backend, "name", "?"), results,
                               tuple(sorted(set(ks))))
     report.wall_seconds = time.perf_counter() - t0
+    report.code_seconds, report.spec_seconds = times.code_seconds, times.spec_seconds
     return report
 
 
@@ -382,30 +452,39 @@ def usable_mutants(backend: Backend, tasks: Sequence[Task], max_per_kind: int, s
     """The mutant pool of ``tasks`` minus those the backend refuses to compile.
 
     A mutant that does not build would be "detected" by any suite, so it says
-    nothing about the suite: it is discarded with its reason.
+    nothing about the suite: it is discarded with its reason. One batched
+    compile call checks the whole pool.
     """
     from veriscale.evaluation.mutants import task_mutants
 
-    keep: list[Any] = []
+    pool: list[tuple[Task, Any]] = []
     discarded: list[str] = []
     for task in tasks:
         try:
-            pool = task_mutants(task, max_per_kind, seed)
+            pool.extend((task, m) for m in task_mutants(task, max_per_kind, seed))
         except Exception as exc:  # one bad task never stops the run
             discarded.append(f"{task.id}: generation failed: {exc}")
-            continue
-        for m in pool:
-            c = m.candidate
-            try:
-                err = backend.compile(task, impl=c.impl) if c.impl is not None else \
-                    backend.compile(task, spec=c.spec)
-            except Exception as exc:
-                err = f"backend: {exc}"
-            if err is None:
-                keep.append(m)
-            else:
-                discarded.append(f"{m.id}: {str(err).splitlines()[0][:160] if err else err}")
+    answers = call_many(backend, "compile", [(t, m.candidate.impl, m.candidate.spec)
+                                             for t, m in pool])
+    keep = []
+    for (_, m), err in zip(pool, answers, strict=True):
+        if err is None:
+            keep.append(m)
+        else:
+            discarded.append(f"{m.id}: {(str(err).splitlines() or [''])[0][:160]}")
     return keep, discarded
+
+
+def _gt_problems(task: Task, gt: SampleResult) -> list[str]:
+    out = []
+    for metric in ("code", "precond_sound_complete", "postcond_sound_complete"):
+        got = gt.metrics.get(metric)
+        if got is None or got.lower is not Score.PASS:
+            tallies = {k: v.to_json() for k, v in gt.tallies.items()}
+            err = "; ".join(f"{k}: {v[:200]}" for k, v in gt.errors.items())
+            out.append(f"{task.id}: ground truth scores {got.lower.value if got else 'nothing'}"
+                       f" on {metric} (tests {tallies}{'; ' + err if err else ''})")
+    return out
 
 
 def discriminative_power(
@@ -414,9 +493,14 @@ def discriminative_power(
     *,
     max_per_kind: int = 20,
     seed: int = 0,
+    tasks_per_batch: int = 16,
     progress: Callable[[str], None] | None = None,
 ) -> PowerReport:
-    """Score the same flawed candidates (from the first suite's GT) and the GT on each suite."""
+    """Score the same flawed candidates (from the first suite's GT) and the GT on each suite.
+
+    Mutants are compile-checked once; on each suite they are scored without
+    recompiling, the GT candidates (the control) with compiling.
+    """
     from veriscale.evaluation.mutants import gt_candidate
 
     if not suites:
@@ -428,33 +512,28 @@ def discriminative_power(
             raise ValueError(
                 f"suite {name} has other task ids than {suites[0][0]}: "
                 f"missing {sorted(a - b)[:5]}, extra {sorted(b - a)[:5]}")
-    first = list(suites[0][1])
-    pool, discarded = usable_mutants(backend, first, max_per_kind, seed)
+    pool, discarded = usable_mutants(backend, list(suites[0][1]), max_per_kind, seed)
     report = PowerReport([], len(pool) + len(discarded), discarded, seed, max_per_kind,
                          getattr(backend, "name", "?"))
+    by_task: dict[str, list[Any]] = {}
+    for m in pool:
+        by_task.setdefault(m.task_id, []).append(m)
     for name, tasks in suites:
         sp = SuitePower(name)
+        times = BatchTimes()
         t0 = time.perf_counter()
-        by_id = {t.id: t for t in tasks}
-        for task in tasks:
-            gt = evaluate_candidate(backend, task, gt_candidate(task))
-            sp.code_seconds += gt.code_seconds
-            sp.spec_seconds += gt.spec_seconds
-            for metric in ("code", "precond_sound_complete", "postcond_sound_complete"):
-                got = gt.metrics.get(metric)
-                if got is None or got.lower is not Score.PASS:
-                    tallies = {k: v.to_json() for k, v in gt.tallies.items()}
-                    err = "; ".join(f"{k}: {v[:200]}" for k, v in gt.errors.items())
-                    sp.gt_problems.append(
-                        f"{task.id}: ground truth scores {got.lower.value if got else 'nothing'}"
-                        f" on {metric} (tests {tallies}{'; ' + err if err else ''})")
-        for m in pool:
-            r = evaluate_candidate(backend, by_id[m.task_id], m.candidate)
-            sp.code_seconds += r.code_seconds
-            sp.spec_seconds += r.spec_seconds
-            score = r.metrics.get(m.metric, Bounded.exact(Score.UNKNOWN))
-            sp.verdicts.append(MutantVerdict(m.id, m.task_id, m.kind, m.operator, score))
+        for group in _groups(tasks, tasks_per_batch):
+            gts = evaluate_batch(backend, [(t, gt_candidate(t)) for t in group], times=times)
+            for task, gt in zip(group, gts, strict=True):
+                sp.gt_problems.extend(_gt_problems(task, gt))
+            ms = [(t, m) for t in group for m in by_task.get(t.id, [])]
+            scored = evaluate_batch(backend, [(t, m.candidate) for t, m in ms],
+                                    skip_compile=True, times=times)
+            for (_, m), r in zip(ms, scored, strict=True):
+                score = r.metrics.get(m.metric, Bounded.exact(Score.UNKNOWN))
+                sp.verdicts.append(MutantVerdict(m.id, m.task_id, m.kind, m.operator, score))
         sp.seconds = time.perf_counter() - t0
+        sp.code_seconds, sp.spec_seconds = times.code_seconds, times.spec_seconds
         report.suites.append(sp)
         if progress is not None:
             progress(name)

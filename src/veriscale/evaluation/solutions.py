@@ -1,8 +1,8 @@
 """Model outputs to score: a JSONL file, one line per (task id, sample).
 
 Each line is an object with a task id (``task_id``; also accepted: ``task``,
-``id``, ``data_id``), an optional ``sample`` number (default: order of
-appearance within the task) and any of ``code``, ``precond``, ``postcond`` plus
+``id``, ``data_id``), an optional ``sample`` number (default: the lowest
+number not yet used by that task) and any of ``code``, ``precond``, ``postcond`` plus
 the aux fields ``code_aux``, ``precond_aux``, ``postcond_aux``, ``imports``.
 Other keys (model name, cost, ...) are ignored. A bad line is reported with its
 line number and field and skipped; it never stops the run.

@@ -279,7 +279,7 @@ def synthesize(
     result.unexpected = [[] for _ in inputs]
 
     # -- run every compiled adversary on every expected input (one batched call)
-    outcomes: list[list[Outcome]] = []
+    outcomes: list[list[Outcome]] = [[] for _ in compiled]
     if inputs and compiled:
         try:
             raw = _many(backend, "run", [(task, r.impl, inputs) for r in compiled])

@@ -20,6 +20,7 @@ from typing import TypeVar
 from veriscale.backends.base import Implementation, Spec
 from veriscale.benchmark.model import Task
 from veriscale.llm import signatures as S
+from veriscale.llm.client import UsageLedger
 from veriscale.llm.parsers import Decomposition, adversary_id, spec_id
 from veriscale.llm.results import AdversaryResult, SeedResult, SpecResult
 from veriscale.llm.safety import untrusted_problem
@@ -97,7 +98,7 @@ class OfflineProvider:
 
     def __init__(self, seed: int = 0) -> None:
         self.seed = seed
-        self.usage = None  # no tokens, no cost
+        self.usage = UsageLedger()  # stays empty: no requests, no tokens, no cost
 
     def map(self, fn: Callable[[T], R], items: Iterable[T]) -> list[R]:
         return [fn(x) for x in items]

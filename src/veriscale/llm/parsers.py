@@ -359,7 +359,9 @@ def _is_precond_binder(typ: str, sig: Signature) -> bool:
 
 
 def _spec_code(text: str, languages: tuple[str, ...]) -> str:
-    return drop_markdown_lines("\n".join(code_blocks(text, languages)))
+    code = "\n".join(code_blocks(text, languages))
+    # In Lean `#` starts a command, never a comment: a `# Heading` line is markdown.
+    return code if "python" in languages else drop_markdown_lines(code)
 
 
 def parse_lean_spec(text: str, sig: Signature, origin: str = "") -> Spec:
@@ -377,10 +379,9 @@ def parse_lean_spec(text: str, sig: Signature, origin: str = "") -> Spec:
         raise ParseError(f"no definition of {post_name}")
     if pre_i > post_i:
         raise ParseError(f"{pre_name} is defined after {post_name}")
+    # Unnamed chunks can only precede the first declaration (later column-0 text
+    # continues a definition): prose before unfenced code, ignored.
     helpers = [d for d in decls if d.kind and d.name not in (pre_name, post_name)]
-    stray = [d for d in decls if not d.kind]
-    if stray:
-        raise ParseError(f"unexpected top-level text: {stray[0].text[:80]!r}")
 
     def body_of(decl: LeanDecl, want: list[str], what: str) -> str:
         header, body = lean_def_parts(decl.text)

@@ -12,7 +12,6 @@ accepts, with no axioms, sorry, unsafe tricks, instances or IO.
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from veriscale.backends.base import Spec
 from veriscale.benchmark.model import Task
@@ -355,8 +354,3 @@ Implementation signature:
 ```
 """
     return _msgs(system, user)
-
-
-def describe_prompt_inputs(task: Task) -> dict[str, Any]:
-    """What the prompts were built from, for provenance records."""
-    return {"task": task.id, "language": S.language(task), "function": task.signature.name}

@@ -29,11 +29,15 @@ class SeedResult:
     ill_typed: int = 0
     duplicates: int = 0
     issues: list[str] = field(default_factory=list)
+    _seen: set[Input] = field(default_factory=set, repr=False, compare=False)
 
     def add(self, inp: Input, provenance: str) -> bool:
-        if inp in self.inputs:
+        if not self._seen and self.inputs:
+            self._seen.update(self.inputs)
+        if inp in self._seen:
             self.duplicates += 1
             return False
+        self._seen.add(inp)
         self.inputs.append(inp)
         self.provenance.append(provenance)
         return True

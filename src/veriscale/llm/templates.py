@@ -375,13 +375,17 @@ def _lean_edge_condition(sig: Signature) -> tuple[str, str] | None:
 
 
 def lean_reference_def(task: Task, ref_name: str) -> str | None:
-    """The GT code as ``def <ref_name> ...``, recursive calls renamed, for wrappers."""
+    """The GT code (after its code_aux) as ``def <ref_name> ...``, recursive calls renamed."""
     if task.lean is None or not task.lean.code.strip():
         return None
     sig = task.signature
     body = task.lean.code.strip("\n")
     body = re.sub(rf"(?<![\w.']){re.escape(sig.name)}(?![\w'])", ref_name, body)
-    return f"{S.lean_code_header(sig, ref_name)} :=\n{_indent(body)}"
+    definition = f"{S.lean_code_header(sig, ref_name)} :=\n{_indent(body)}"
+    # An implementation replaces the GT code *and* its code_aux in the Lean backend's
+    # rendering, so a wrapper around the GT code carries the helpers it needs.
+    aux = task.lean.code_aux.strip("\n")
+    return f"{aux}\n\n{definition}" if aux.strip() else definition
 
 
 def _indent(body: str) -> str:

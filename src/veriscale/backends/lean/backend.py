@@ -25,6 +25,7 @@ WASM usable: each Lean start costs about two minutes)::
     backend.precondition_holds_many([(task, spec_or_None, inputs), ...])
     backend.postcondition_holds_many([(task, spec_or_None, pairs), ...])
     backend.check_inputs_many([(task, inputs), ...])
+    backend.compile_many([(task, impl_or_None, spec_or_None), ...])
     backend.evaluate_many([("classify", (task, inputs)), ("run", (task, None, inputs)), ...])
 
 ``evaluate_many`` mixes operations: checks of the same task (and the same
@@ -36,6 +37,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -234,6 +236,7 @@ class LeanBackend:
         if ignored:
             self.stats.extra["ignored_options"] = ignored
         self._counter = 0
+        self._lock = threading.Lock()
 
     @property
     def kernel(self) -> bool:
@@ -303,8 +306,9 @@ class LeanBackend:
         return files
 
     def _next_name(self) -> str:
-        self._counter += 1
-        return f"vs_{os.getpid()}_{id(self) & 0xFFFF:x}_{self._counter}.lean"
+        with self._lock:
+            self._counter += 1
+            return f"vs_{os.getpid()}_{id(self) & 0xFFFF:x}_{self._counter}.lean"
 
     def _run_file(
         self, pieces: list[tuple[render.Variant, list[tuple[int, int, str]]]]
@@ -328,6 +332,9 @@ class LeanBackend:
                 with contextlib.suppress(OSError):
                     path.unlink()
         self._account(result, sum(len(items) for _, items in pieces), time.monotonic() - start)
+        log.info("Lean file %s: %d checks of %d units, %.0fs, %s", path.name,
+                 sum(len(i) for _, i in pieces), len(pieces), result.seconds,
+                 result.failure or f"exit {result.returncode}")
         if result.failure:
             log.warning("Lean %s on %s (%d checks of %s)", result.failure, path.name,
                         sum(len(i) for _, i in pieces),
@@ -345,6 +352,10 @@ class LeanBackend:
         return outs
 
     def _account(self, result: RunResult, checks: int, seconds: float) -> None:
+        with self._lock:
+            self._account_locked(result, checks, seconds)
+
+    def _account_locked(self, result: RunResult, checks: int, seconds: float) -> None:
         self.stats.processes += 1
         self.stats.checks += checks
         self.stats.seconds += seconds
@@ -486,6 +497,7 @@ class LeanBackend:
             "precondition_holds": self._plan_decide,
             "postcondition_holds": self._plan_post,
             "run": self._plan_run,
+            "compile": self._plan_compile,
         }
         plans = []
         for op, args in requests:
@@ -500,7 +512,8 @@ class LeanBackend:
                 out.append([Verdict.of(b) for b, _ in ans])
             elif op == "classify":
                 out.append([_classification(b, why) for b, why in ans])
-                todo = [i for i, (b, _) in enumerate(ans) if b is None]
+                todo = [i for i, (b, why) in enumerate(ans)
+                        if b is None and not why.startswith("ill_typed") and args[0].lean]
                 if todo:
                     undecided.append((ri, args[0], todo))
             else:
@@ -589,29 +602,30 @@ class LeanBackend:
     def compile_many(
         self, jobs: Sequence[tuple[Task, Implementation | None, Spec | None]]
     ) -> list[str | None]:
-        """Compile many candidates at once; each unit's definitions are checked for errors."""
-        answers: list[str | None] = [None] * len(jobs)
-        runnable: list[tuple[int, render.Variant]] = []
-        for k, (task, impl, spec) in enumerate(jobs):
-            problem = self._lean_task(task) or self._spec_problem(spec)
-            if problem is None and impl is not None:
-                problem = check_untrusted_lean(impl.code)
-            if problem:
-                answers[k] = problem
-            else:
-                runnable.append((k, render.Variant(task, spec=spec, impl=impl)))
-        # One `#check` of the candidate's main definition per unit: it proves the
-        # unit was reached, and fails if the definition was not added.
-        outs = self._execute([(v, [render.check_command("@" + _main_name(v))])
-                              for _, v in runnable])
-        for (k, _v), (out,) in zip(runnable, outs, strict=True):
-            if out.definition_errors:
-                answers[k] = "compile: " + first_line(out.definition_errors[0], 500)
-            elif out.errors:
-                answers[k] = "compile: " + first_line(out.errors[0], 500)
-            elif not out.infos:
-                answers[k] = "unknown: " + out.missing_reason()
-        return answers
+        """Compile many candidates at once (one file for all of them, chunk limits allowing)."""
+        return [r[0] for r in self.evaluate_many([("compile", j) for j in jobs])]
+
+    def _plan_compile(self, task: Task, impl: Implementation | None = None,
+                      spec: Spec | None = None) -> _Plan:
+        problem = self._lean_task(task) or self._spec_problem(spec)
+        if problem is None and impl is not None:
+            problem = check_untrusted_lean(impl.code)
+        if problem:
+            return _Plan(None, [], [_done(problem)], compile_answer)
+        variant = render.Variant(task, spec=spec, impl=impl)
+        # `#check @main`: proves the unit was reached, fails if the definition was not added.
+        return _Plan(variant, [render.check_command("@" + _main_name(variant))], [_cmd(0)],
+                     compile_answer)
+
+
+def compile_answer(out: CheckOutput) -> str | None:
+    if out.definition_errors:
+        return "compile: " + first_line(out.definition_errors[0], 500)
+    if out.errors:
+        return "compile: " + first_line(out.errors[0], 500)
+    if not out.infos:
+        return "unknown: " + out.missing_reason()
+    return None
 
 
 def _main_name(variant: render.Variant) -> str:
@@ -623,7 +637,8 @@ def _main_name(variant: render.Variant) -> str:
 
 def _classification(b: bool | None, why: str) -> Classification:
     if b is None:
-        return Classification(Label.UNKNOWN, "decide", why)
+        stage = "syntax" if why.startswith("ill_typed") else "decide"
+        return Classification(Label.UNKNOWN, stage, why)
     return Classification(Label.EXPECTED if b else Label.UNEXPECTED, "decide")
 
 
@@ -655,6 +670,8 @@ def value_outcome(out: CheckOutput, ret: Any, kernel: bool) -> Outcome:
         else:
             value = parse_lean(ret, text)
     except Exception as exc:
+        if out.definition_errors:  # e.g. a library name this Lean lacks: the code is broken
+            return Outcome(False, error="compile: " + first_line(out.definition_errors[0]))
         stuck = kernel and not render.has_float(ret)
         what = "stuck reduction" if stuck else "unparsable output"
         return Outcome(False, error=f"unknown: {what}: {first_line(text, 120)} ({exc})")

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 from veriscale.backends.base import Implementation, Spec
 from veriscale.backends.lean.runner import LeanMessage
+from veriscale.backends.lean.safety import check_untrusted_lean
 from veriscale.benchmark.model import Input, Task
 from veriscale.values import (
     ArrayT,
@@ -176,12 +177,22 @@ class Variant:
 # ---------------------------------------------------------------- terms
 
 
+def value_text(t: LeanType, v: object) -> str:
+    """``to_lean``, plus a guard on opaque values: their text goes into the file verbatim."""
+    text = to_lean(t, v)
+    if isinstance(t, Opaque):
+        why = check_untrusted_lean(text)
+        if why:
+            raise ValueError(f"opaque value {text[:60]!r} {why}")
+    return text
+
+
 def args_text(task: Task, inp: Input) -> str:
     """Arguments, each escape-safe and parenthesised where needed."""
     params = task.signature.params
     if len(inp) != len(params):
         raise ValueError(f"input has {len(inp)} values, {task.signature.name} takes {len(params)}")
-    return " ".join(to_lean(p.type, v) for p, v in zip(params, inp, strict=True))
+    return " ".join(value_text(p.type, v) for p, v in zip(params, inp, strict=True))
 
 
 def precond_term(task: Task, inp: Input) -> str:
@@ -191,7 +202,7 @@ def precond_term(task: Task, inp: Input) -> str:
 
 def postcond_term(task: Task, inp: Input, output: object) -> str:
     args = args_text(task, inp)
-    out = to_lean(task.signature.return_type, output)
+    out = value_text(task.signature.return_type, output)
     head = f"{task.signature.name}_postcond {args}".rstrip()
     return f"{head} {out} (by sorry)"
 
@@ -203,8 +214,9 @@ def call_term(task: Task, inp: Input, with_proof: bool) -> str:
 
 
 def _has_text(t: LeanType) -> bool:
+    """Does ``t`` hold values whose kernel normal form is not a literal (String/Char/UInt8)?"""
     if isinstance(t, Scalar):
-        return t.name in ("String", "Char")
+        return t.name in ("String", "Char", "UInt8")
     if isinstance(t, (ListT, ArrayT, OptionT)):
         return _has_text(t.elem)
     if isinstance(t, ProdT):
@@ -215,15 +227,16 @@ def _has_text(t: LeanType) -> bool:
 def projection(t: LeanType, expr: str) -> tuple[str, LeanType]:
     """A term whose ``#reduce`` normal form is printable, and its type.
 
-    Kernel reduction prints Strings and Chars as their internal byte/bitvector
-    structures; their code points (``Char.toNat``) reduce to plain numerals.
+    Kernel reduction prints Strings, Chars and UInt8s as their internal
+    byte/bitvector structures; code points (``Char.toNat``) and ``UInt8.toNat``
+    reduce to plain numerals.
     Arrays go through ``toList`` because ``Array.map`` gets stuck.
     """
     if not _has_text(t):
         return expr, t
     if isinstance(t, Scalar) and t.name == "String":
         return f"(({expr}).toList.map Char.toNat)", ListT(Scalar("Nat"))
-    if isinstance(t, Scalar) and t.name == "Char":
+    if isinstance(t, Scalar) and t.name in ("Char", "UInt8"):
         return f"(({expr}).toNat)", Scalar("Nat")
     if isinstance(t, (ListT, ArrayT)):
         inner, inner_t = projection(t.elem, "x")
@@ -247,6 +260,8 @@ def unproject(t: LeanType, v: object) -> object:
         return "".join(chr(int(c)) for c in v)  # type: ignore[union-attr]
     if isinstance(t, Scalar) and t.name == "Char":
         return chr(int(v))  # type: ignore[arg-type]
+    if isinstance(t, Scalar) and t.name == "UInt8":
+        return int(v)  # type: ignore[arg-type]
     if isinstance(t, (ListT, ArrayT)):
         return tuple(unproject(t.elem, x) for x in v)  # type: ignore[union-attr]
     if isinstance(t, OptionT):

@@ -1,0 +1,250 @@
+"""The harness end to end with the real Python backend, on a small task written here."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from veriscale.benchmark.loader import load_benchmark
+from veriscale.evaluation.harness import discriminative_power, evaluate, evaluate_candidate
+from veriscale.evaluation.mutants import gt_candidate, task_mutants
+from veriscale.evaluation.scoring import Bounded, Score
+from veriscale.evaluation.solutions import load_solutions
+
+P, F, U = Score.PASS, Score.FAIL, Score.UNKNOWN
+
+TASK_PY = '''# veriscale: aux
+def floor_div(a, b):
+    return a // b
+
+# veriscale: precondition
+def precondition(a, b):
+    return b != 0
+
+# veriscale: reference
+def reference(a, b):
+    return floor_div(a, b)
+
+# veriscale: postcondition
+def postcondition(a, b, result):
+    return result * b <= a < (result + 1) * b if b > 0 else result * b >= a > (result + 1) * b
+'''
+
+TESTS = [
+    {"input": {"a": 7, "b": 2}, "expected": 3, "unexpected": [4, 2]},
+    {"input": {"a": -7, "b": 2}, "expected": -4, "unexpected": [-3]},
+    {"input": {"a": 7, "b": -2}, "expected": -4, "unexpected": [-3, 3]},
+    {"input": {"a": 0, "b": 5}, "expected": 0, "unexpected": [1]},
+]
+
+
+def write_suite(root: Path, tests: list[dict[str, Any]] | None = None,
+                rejects: list[dict[str, Any]] | None = None) -> Path:
+    d = root / "t_div"
+    d.mkdir(parents=True)
+    (d / "task.json").write_text(json.dumps({
+        "format": "veriscale-python/1", "id": "t_div",
+        "signature": {"name": "floorDiv",
+                      "parameters": [{"param_name": "a", "param_type": "Int"},
+                                     {"param_name": "b", "param_type": "Int"}],
+                      "return_type": "Int"},
+        "description_file": "./description.txt", "code_file": "./task.py",
+        "test_file": "./test.json", "reject_inputs_file": "./reject_inputs.json",
+        "metadata": {}}))
+    (d / "description.txt").write_text("Floor division of a by a non-zero b.\n")
+    (d / "task.py").write_text(TASK_PY)
+    (d / "test.json").write_text(json.dumps(TESTS if tests is None else tests))
+    (d / "reject_inputs.json").write_text(json.dumps(
+        [{"input": {"a": 1, "b": 0}}] if rejects is None else rejects))
+    return root
+
+
+@pytest.fixture(scope="module")
+def backend() -> Iterator[Any]:
+    from veriscale.backends.registry import make_backend
+
+    be = make_backend("python", timeout=0.5)
+    yield be
+    be.close()
+
+
+@pytest.fixture()
+def suite(tmp_path: Path) -> Path:
+    return write_suite(tmp_path / "suite")
+
+
+def score_lines(backend: Any, suite: Path, lines: list[dict[str, Any]], tmp_path: Path) -> Any:
+    tasks, issues = load_benchmark(suite)
+    assert not issues
+    path = tmp_path / "sol.jsonl"
+    path.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
+    cands, sol_issues = load_solutions(path, tasks)
+    assert not sol_issues
+    return evaluate(backend, tasks, cands, ks=(1,))
+
+
+GT_CODE = "def floorDiv(a, b):\n    return a // b\n"
+GT_PRE = "def precondition(a, b):\n    return b != 0\n"
+GT_POST = ("def postcondition(a, b, result):\n"
+           "    return a // b == result\n")
+
+
+def test_gt_solution_passes_everything(backend: Any, suite: Path, tmp_path: Path) -> None:
+    rep = score_lines(backend, suite, [
+        {"task_id": "t_div", "code": GT_CODE, "precond": GT_PRE, "postcond": GT_POST}], tmp_path)
+    (s,) = rep.tasks[0].samples
+    assert all(v == Bounded(P, P) for v in s.metrics.values()), s.metrics
+    assert "code_spec" in s.metrics
+    assert s.tallies["postcond_sound"].passed == 6
+    assert rep.score("code_spec") == 1.0
+    assert rep.wall_seconds > 0 and rep.code_seconds > 0 and rep.spec_seconds > 0
+
+
+def test_ground_truth_candidate_passes(backend: Any, suite: Path) -> None:
+    (task,), _ = load_benchmark(suite)
+    r = evaluate_candidate(backend, task, gt_candidate(task))
+    assert all(v == Bounded(P, P) for v in r.metrics.values()), (r.metrics, r.errors)
+
+
+@pytest.mark.parametrize(("code", "expected"), [
+    ("def floorDiv(a, b):\n    return a // b + (1 if a == 0 else 0)\n", F),  # wrong on one test
+    ("def floorDiv(a, b):\n    return int(a / b)\n", F),  # truncates instead of flooring
+    ("def floorDiv(a, b):\n    raise ValueError('no')\n", F),  # runtime error
+    ("def floorDiv(a, b):\n    return str(a // b)\n", F),  # ill-typed result
+    ("def floorDiv(a, b):\n    return a //\n", F),  # syntax error
+    ("def other(a, b):\n    return a // b\n", F),  # wrong function name
+    ("def floorDiv(a, b):\n    while True:\n        pass\n", U),  # loops: never PASS
+])
+def test_planted_wrong_code(backend: Any, suite: Path, tmp_path: Path, code: str,
+                            expected: Score) -> None:
+    rep = score_lines(backend, suite, [{"task_id": "t_div", "code": code}], tmp_path)
+    got = rep.tasks[0].samples[0].metrics["code"]
+    assert got == Bounded(expected, expected), rep.tasks[0].samples[0].errors
+    assert rep.score("code", "upper") == 0.0
+
+
+def test_loop_on_some_inputs_is_not_pass(backend: Any, suite: Path, tmp_path: Path) -> None:
+    code = "def floorDiv(a, b):\n    while a == 0:\n        pass\n    return a // b\n"
+    rep = score_lines(backend, suite, [{"task_id": "t_div", "code": code}], tmp_path)
+    s = rep.tasks[0].samples[0]
+    assert s.metrics["code"] == Bounded(U, U)
+    assert s.tallies["code"].passed == 3 and s.tallies["code"].unknown == 1
+
+
+@pytest.mark.parametrize(("line", "metric", "expected"), [
+    # a trivial precondition is unsound against the reject input
+    ({"precond": "def precondition(a, b):\n    return True\n"}, "precond_complete", F),
+    # too strong: rejects the valid input with a negative divisor
+    ({"precond": "def precondition(a, b):\n    return b > 0\n"}, "precond_sound", F),
+    ({"precond": "def precondition(a, b)\n    return b\n"}, "precond_sound", F),  # syntax
+    # accepts anything: unsound
+    ({"postcond": "def postcondition(a, b, result):\n    return True\n"}, "postcond_sound", F),
+    # true division: rejects the right answers
+    ({"postcond": "def postcondition(a, b, result):\n    return result == a / b\n"},
+     "postcond_complete", F),
+    # a postcondition that hangs is never PASS
+    ({"postcond": "def postcondition(a, b, result):\n    while result == a // b:\n"
+                  "        pass\n    return False\n"}, "postcond_complete", U),
+])
+def test_planted_wrong_specs(backend: Any, suite: Path, tmp_path: Path, line: dict[str, str],
+                             metric: str, expected: Score) -> None:
+    rep = score_lines(backend, suite, [{"task_id": "t_div", **line}], tmp_path)
+    s = rep.tasks[0].samples[0]
+    assert s.metrics[metric].lower is expected, (s.metrics, s.errors)
+    assert s.metrics[metric].upper is expected
+    side = "precond" if "precond" in line else "postcond"
+    assert s.metrics[f"{side}_sound_complete"].upper is not P
+
+
+def test_partly_hanging_spec_has_bounds(backend: Any, suite: Path, tmp_path: Path) -> None:
+    post = ("def postcondition(a, b, result):\n    while result == -3:\n        pass\n"
+            "    return a // b == result\n")
+    rep = score_lines(backend, suite, [{"task_id": "t_div", "postcond": post}], tmp_path)
+    s = rep.tasks[0].samples[0]
+    assert s.metrics["postcond_sound"] == Bounded(U, P)  # -3 hangs, the other outputs rejected
+    assert s.metrics["postcond_complete"] == Bounded(P, P)
+
+
+def test_pass_at_k_over_samples(backend: Any, suite: Path, tmp_path: Path) -> None:
+    bad = "def floorDiv(a, b):\n    return 0\n"
+    lines = [{"task_id": "t_div", "sample": i, "code": GT_CODE if i == 0 else bad}
+             for i in range(3)]
+    rep = score_lines(backend, suite, lines, tmp_path)
+    rep.ks = (1, 2, 3)
+    assert rep.score("code", "lower", 1) == pytest.approx(1 / 3)
+    assert rep.score("code", "lower", 2) == pytest.approx(2 / 3)
+    assert rep.score("code", "lower", 3) == pytest.approx(1.0)
+
+
+def test_mutants_on_small_task(backend: Any, suite: Path, tmp_path: Path) -> None:
+    (task,), _ = load_benchmark(suite)
+    ms = task_mutants(task, 20, 0)
+    assert {m.kind for m in ms} == {"code", "precond", "postcond"}
+    other = tmp_path / "weak"
+    write_suite(other, tests=TESTS[:1], rejects=[])  # one test, no reject input
+    (weak,), _ = load_benchmark(other)
+    rep = discriminative_power(backend, [("strong", [task]), ("weak", [weak])])
+    strong_r, weak_r = (s.rates() for s in rep.suites)
+    assert rep.suites[0].gt_problems == [] and rep.suites[1].gt_problems == []
+    assert strong_r["all"]["mutants"] == weak_r["all"]["mutants"] == len(ms)
+    assert strong_r["precond"]["rate"] == 1.0
+    assert weak_r["precond"]["rate"] < strong_r["precond"]["rate"]  # no reject input
+    assert weak_r["all"]["detected"] <= strong_r["all"]["detected"]
+
+
+def test_mutants_need_same_task_ids(backend: Any, suite: Path, tmp_path: Path) -> None:
+    (task,), _ = load_benchmark(suite)
+    with pytest.raises(ValueError, match="other task ids"):
+        discriminative_power(backend, [("a", [task]), ("b", [])])
+
+
+def test_gt_problem_is_reported(backend: Any, tmp_path: Path) -> None:
+    bad = [dict(TESTS[0], expected=4, unexpected=[3])]
+    (task,), _ = load_benchmark(write_suite(tmp_path / "bad", tests=bad))
+    rep = discriminative_power(backend, [("bad", [task])], max_per_kind=1)
+    assert any("code" in p for p in rep.suites[0].gt_problems)
+
+
+def test_cli_solutions_and_mutants(suite: Path, tmp_path: Path) -> None:
+    from veriscale.cli import main
+
+    sol = tmp_path / "sol.jsonl"
+    sol.write_text(json.dumps({"task_id": "t_div", "code": GT_CODE, "precond": GT_PRE,
+                               "postcond": GT_POST}) + "\nnot json\n")
+    runner = CliRunner()
+    res = runner.invoke(main, ["evaluate", str(suite), "--solutions", str(sol), "--json",
+                               "-o", "timeout=0.5"])
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.stdout)
+    assert data["scores"]["code_spec"]["lower"]["pass@1"] == 1.0
+    assert data["issues"] and "line 2" in data["issues"][0]
+    res = runner.invoke(main, ["evaluate", str(suite), "--solutions", str(sol)])
+    assert res.exit_code == 0, res.output
+    assert "pass@1 lower" in res.output and "wall time" in res.output
+    copy = tmp_path / "copy"
+    shutil.copytree(suite, copy)
+    res = runner.invoke(main, ["evaluate", "--mutants", str(suite), str(copy), "--json",
+                               "--max-mutants", "3", "-o", "timeout=0.5"])
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.stdout)
+    assert [s["gt_problems"] for s in data["suites"]] == [[], []]
+    assert data["suites"][0]["rates"] == data["suites"][1]["rates"]
+    res = runner.invoke(main, ["evaluate", str(suite)])
+    assert res.exit_code != 0 and "exactly one of" in res.output
+
+
+def test_bundled_ground_truth_passes_everywhere(bundled_dir: Path, backend: Any) -> None:
+    tasks, issues = load_benchmark(bundled_dir)
+    assert tasks and not issues
+    cands = {t.id: [gt_candidate(t)] for t in tasks}
+    rep = evaluate(backend, tasks, cands)
+    bad = {tr.task_id: (s.metrics, s.errors) for tr in rep.tasks for s in tr.samples
+           if any(v != Bounded(P, P) for v in s.metrics.values())}
+    assert not bad
+    assert rep.score("code_spec", "lower") == 1.0
