@@ -163,13 +163,14 @@ class Pipeline:
                 if isinstance(value, int):
                     totals[key] = totals.get(key, 0) + value
         self.counts[name] = totals
-        table = Table(title=f"stage {name}: {self.timings[name]:.1f}s"
-                      f" ({self.resumed.get(name, 0)} tasks resumed)", title_justify="left")
-        for key in totals:
-            table.add_column(key, justify="right")
-        table.add_row(*[str(v) for v in totals.values()])
-        if totals:
-            self.console.print(table)
+        title = (f"stage {name}: {self.timings[name]:.1f}s"
+                 f" ({self.resumed.get(name, 0)} of {len(self.tasks)} tasks resumed)")
+        table = Table(title=title, title_justify="left", show_header=False, box=None)
+        table.add_column("count")
+        table.add_column("total", justify="right")
+        for key, value in totals.items():
+            table.add_row(key.replace("_", " "), str(value))
+        self.console.print(table)
 
     def run_expansion(self) -> None:
         cfg = self.config
