@@ -88,7 +88,7 @@ class CachingBackend:
         self.namespace = namespace or inner.name
 
     @property
-    def stats(self):  # noqa: ANN201 - the inner backend's counters
+    def stats(self):
         return self.inner.stats
 
     def _cached(

@@ -1,10 +1,13 @@
 """Score candidates (model samples, mutants, the ground truth) on a suite.
 
-Everything goes through the :class:`~veriscale.backends.base.Backend` protocol,
-batched per candidate: one compile and one ``run`` call for code; one or two
-compiles, one ``precondition_holds`` call (test and reject inputs together) and
-one ``postcondition_holds`` call (expected and unexpected outputs together) for a
-specification. Scoring rules live in :mod:`veriscale.evaluation.scoring`.
+Everything goes through the :class:`~veriscale.backends.base.Backend` protocol.
+Per candidate: one compile and one ``run`` job for code; one or two compiles, one
+``precondition_holds`` job (test and reject inputs together) and one
+``postcondition_holds`` job (expected and unexpected outputs together) for a
+specification. Jobs of many candidates (a group of tasks) go to the backend
+together through ``<op>_many`` where it exists (the Lean backend: a few files for
+the whole group), else one protocol call per job. Scoring rules live in
+:mod:`veriscale.evaluation.scoring`.
 """
 
 from __future__ import annotations

@@ -11,7 +11,6 @@ later stages; it never stops the run.
 from __future__ import annotations
 
 import hashlib
-import json
 import platform
 import shutil
 import time
@@ -73,6 +72,7 @@ class Pipeline:
         self.tasks: list[Task] = []
         self.load_issues: list[str] = []
         self.fp: dict[tuple[str, str], str] = {}
+        self.previous_timings: dict[str, float] = dict(self.rd.load_manifest().get("timings", {}))
 
     # ---------------------------------------------------------------- wiring
 
@@ -143,7 +143,11 @@ class Pipeline:
                     else:
                         self.rd.save_artifact(task.id, name, fp, data)
                 progress.advance(bar)
-        self.timings[name] = self.timings.get(name, 0.0) + time.perf_counter() - start
+        elapsed = time.perf_counter() - start
+        previous = self.previous_timings.get(name, 0.0)
+        # A fully resumed stage keeps the time it cost when it was computed.
+        self.timings[name] = previous if done == len(live) and previous else elapsed + (
+            previous if done else 0.0)
         self.resumed[name] = done
         self._summarise(name)
 
@@ -229,35 +233,39 @@ class Pipeline:
 
     # ---------------------------------------------------------------- suites
 
-    def build_suites(self) -> dict[str, Any]:
-        """Assemble Plus and Lite for every task that finished expansion; write both."""
+    def build_suites(self, lite: bool = True) -> dict[str, Any]:
+        """Assemble Plus (and reduce it to Lite) for every task that finished expansion."""
         start = time.perf_counter()
         plus_tasks: list[Task] = []
         lite_tasks: list[Task] = []
         logs: dict[str, Any] = {}
+        red = self.config.reduction
         for task in self.tasks:
             if task.id in self.errors:
                 continue
             try:
                 plus, kill = self._plus(task)
-                lite, log = reduce_to_lite(
-                    plus,
-                    kill,
-                    max_pairs=self.config.reduction.max_pairs,
-                    max_reject_inputs=self.config.reduction.max_reject_inputs,
-                    keep_per_bucket=self.config.reduction.keep_per_critical_bucket,
-                    keep_original=self.config.reduction.keep_original,
-                )
-            except Exception as exc:
+                if lite:
+                    reduced, log = reduce_to_lite(
+                        plus,
+                        kill,
+                        max_pairs=red.max_pairs,
+                        max_reject_inputs=red.max_reject_inputs,
+                        keep_per_bucket=red.keep_per_critical_bucket,
+                        keep_original=red.keep_original,
+                    )
+            except Exception as exc:  # one bad task never stops the run
                 self.errors[task.id] = {"stage": "suites", "error": f"{type(exc).__name__}: {exc}"}
                 self.console.print(f"[red]{task.id}[/]: building suites failed: {exc}")
                 continue
             plus_tasks.append(plus)
-            lite_tasks.append(lite)
-            logs[task.id] = log
-            self.rd.save_artifact(task.id, "reduction", "-", log)
+            if lite:
+                lite_tasks.append(reduced)
+                logs[task.id] = log
+                self.rd.save_artifact(task.id, "reduction", self.config.fingerprint("reduction"), log)
         self.write_suite("plus", plus_tasks)
-        self.write_suite("lite", lite_tasks)
+        if lite:
+            self.write_suite("lite", lite_tasks)
         self.timings["suites"] = time.perf_counter() - start
         return logs
 
@@ -373,10 +381,10 @@ def run_pipeline(
     try:
         pipe.load()
         pipe.rd.root.mkdir(parents=True, exist_ok=True)
+        pipe.rd.remove_stale_temporaries()
         pipe.copy_original()
         pipe.run_expansion()
-        if reduce:
-            pipe.build_suites()
+        pipe.build_suites(lite=reduce)
         pipe.timings["total"] = time.perf_counter() - start
         pipe.rd.save_manifest(pipe.manifest())
     finally:

@@ -58,6 +58,18 @@ class RunDir:
     def __init__(self, root: Path) -> None:
         self.root = Path(root)
 
+    def remove_stale_temporaries(self) -> int:
+        """Delete temporaries a killed run left behind (never a finished file)."""
+        removed = 0
+        if self.root.is_dir():
+            for tmp in self.root.rglob(".*.tmp"):
+                tmp.unlink(missing_ok=True)
+                removed += 1
+            for staging in self.root.glob(".*.staging"):
+                shutil.rmtree(staging, ignore_errors=True)
+                removed += 1
+        return removed
+
     @property
     def manifest_path(self) -> Path:
         return self.root / "manifest.json"

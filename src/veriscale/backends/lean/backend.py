@@ -15,6 +15,12 @@ Two evaluation modes:
 * ``compiled`` (default on native): ``#eval! decide (P)`` and ``#eval! call``
   with ``format.width`` so large that no value is ever wrapped or truncated.
 
+Classification stage 1 asks ``decide (P)`` once per input: it prints the
+boolean, so upstream's second process for ``decide (¬P)`` (needed there only
+because ``#guard`` cannot tell "false" from "error") would add nothing. Stage 2
+(Plausible on ``P`` and ``¬P``) runs only where Plausible is importable (a native
+Lake project); elsewhere undecided inputs stay UNKNOWN and the detail says so.
+
 Unknown is never promoted: a check with no clean ``true``/``false`` (stuck
 reduction, no ``Decidable`` instance, heartbeats, timeout, crash) is UNKNOWN
 with the reason. Batch API, for packing many tasks into one file (what makes
