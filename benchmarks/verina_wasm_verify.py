@@ -142,7 +142,7 @@ def main() -> None:
         answers, stats, wall, ids = pickle.loads(saved.read_bytes())
         backend.stats = stats
         tasks = [t for t in tasks if t.id in set(ids)]
-        tasks.sort(key=ids.index)
+        tasks.sort(key=lambda t: ids.index(t.id))
     else:
         answers = run_groups(backend, tasks, args.tasks_per_file, args.workers, saved)
         wall = backend.stats.extra["wall_seconds"]

@@ -44,6 +44,8 @@ for i, line in enumerate(lines, 1):
         (x,) = ints(m.group(2))
         if x == 99:
             time.sleep(60)
+        if x == 77:  # dies quietly with an ordinary exit status, like the WASM module
+            sys.exit(1)
         if x == 13:
             say(i, "failed to synthesize\n  Decidable (F_precond 13)", "error")
             continue
@@ -57,6 +59,8 @@ for i, line in enumerate(lines, 1):
     m = re.match(r"#eval! \((\w+) (.*) \(by sorry\)\)$", line)
     if m:
         (x,) = ints(m.group(2))
+        if x == 77:
+            sys.exit(1)
         say(i, str(2 * x))
         continue
     if line.startswith("#check"):
@@ -143,6 +147,26 @@ def test_timeout_is_unknown_and_costs_one_chunk(fake_lean, tmp_path) -> None:
     got = be.precondition_holds(_task(), None, [(1,), (99,), (2,)])
     # Messages printed before the kill still count; the rest is unknown, never true.
     assert got == [Verdict.TRUE, Verdict.UNKNOWN, Verdict.UNKNOWN]
+
+
+def test_early_stop_costs_one_check(fake_lean, tmp_path) -> None:
+    exe, log = fake_lean
+    be = _backend(exe, tmp_path)
+    got = be.precondition_holds(_task(), None, [(13,), (1,), (77,), (2,), (-3,)])
+    assert got == [Verdict.UNKNOWN, Verdict.TRUE, Verdict.UNKNOWN, Verdict.TRUE, Verdict.FALSE]
+    assert _calls(log) == 2 and be.stats.extra["crashes"] == 1
+    (c,) = be.classify(_task(), [(77,)])
+    assert c.label == Label.UNKNOWN and "crash: Lean stopped" in c.detail
+    # Other inputs of the function that crashed Lean are skipped, other checks retried.
+    be = _backend(exe, tmp_path)
+    run, cl, post = be.evaluate_many([("run", (_task(), None, [(77,), (5,)])),
+                                      ("classify", (_task(), [(1,)])),
+                                      ("postcondition_holds", (_task(), None, [((1,), 2)]))])
+    assert [o.ok for o in run] == [False, False] and "skipped" in run[1].error
+    assert cl[0].label == Label.EXPECTED and post == [Verdict.TRUE]
+    be = _backend(exe, tmp_path, crash_retries=0)
+    got = be.precondition_holds(_task(), None, [(77,), (2,)])
+    assert got == [Verdict.UNKNOWN, Verdict.UNKNOWN]
 
 
 def test_chunking_and_several_tasks_per_file(fake_lean, tmp_path) -> None:

@@ -210,6 +210,7 @@ class LeanBackend:
         work_dir: str | Path | None = None,
         plausible: bool | None = None,
         keep_files: bool = False,
+        crash_retries: int = 2,
         **other: Any,
     ) -> None:
         if isinstance(runner, LeanRunner):
@@ -235,6 +236,7 @@ class LeanBackend:
         self.workers = max(1, int(workers or (1 if wasm else min(4, os.cpu_count() or 1))))
         self.max_heartbeats = int(max_heartbeats)
         self.keep_files = keep_files
+        self.crash_retries = int(crash_retries)
         self.stats = BackendStats()
         self.stats.extra.update(runner=self.runner.name, mode=self.mode, files=0, timeouts=0,
                                 crashes=0)
@@ -319,6 +321,37 @@ class LeanBackend:
     def _run_file(
         self, pieces: list[tuple[render.Variant, list[tuple[int, int, str]]]]
     ) -> list[tuple[tuple[int, int], CheckOutput]]:
+        """Run one file; if Lean stops early, retry the checks it never reached.
+
+        Lean can die mid-file with an ordinary exit status (the WASM module's
+        memory cap, a stack overflow in some reduction), so "finished" means
+        "the last unit's sentinel printed". The first unreached check is the
+        likely culprit: it is reported as a crash, and the checks after it go
+        to a new file (at most ``crash_retries`` times), so one bad check costs
+        one check, not the chunk.
+        """
+        outs: list[tuple[tuple[int, int], CheckOutput]] = []
+        attempt = 0
+        while pieces:
+            done, rest, culprit = self._run_once(pieces)
+            outs.extend(done)
+            if culprit is None:
+                break
+            outs.append(culprit)
+            if attempt >= self.crash_retries:
+                why = culprit[1].failure
+                outs.extend(((ji, idx), CheckOutput([], f"{why} (not retried)"))
+                            for _, items in rest for ji, idx, _ in items)
+                break
+            attempt += 1
+            pieces = rest
+        return outs
+
+    def _run_once(
+        self, pieces: list[tuple[render.Variant, list[tuple[int, int, str]]]]
+    ) -> tuple[list[tuple[tuple[int, int], CheckOutput]],
+               list[tuple[render.Variant, list[tuple[int, int, str]]]],
+               tuple[tuple[int, int], CheckOutput] | None]:
         units = [
             render.Unit(render.namespace_for(v.task.id, i), v, [c for _, _, c in items])
             for i, (v, items) in enumerate(pieces)
@@ -337,38 +370,67 @@ class LeanBackend:
             if not self.keep_files:
                 with contextlib.suppress(OSError):
                     path.unlink()
-        self._account(result, sum(len(items) for _, items in pieces), time.monotonic() - start)
+        att = render.attribute(layout, result.messages)
+        stopped = not result.timed_out and not att.sentinel_seen[-1]
+        if stopped:
+            frontier = max((m.line for m in result.messages), default=0)
+            tail = (result.stderr.strip().splitlines() or result.other_output or [""])[-1]
+            failure = (f"crash: Lean stopped after line {frontier} of {len(layout.text.splitlines())}"
+                       f" (exit {result.returncode}) {tail[:200]}").strip()
+        else:
+            frontier, failure = 0, result.failure
+        self._account(result, sum(len(items) for _, items in pieces), time.monotonic() - start,
+                      crashed=stopped)
         log.info("Lean file %s: %d checks of %d units, %.0fs, %s", path.name,
                  sum(len(i) for _, i in pieces), len(pieces), result.seconds,
-                 result.failure or f"exit {result.returncode}")
-        if result.failure:
-            log.warning("Lean %s on %s (%d checks of %s)", result.failure, path.name,
-                        sum(len(i) for _, i in pieces),
-                        ", ".join(sorted({v.task.id for v, _ in pieces})))
-        att = render.attribute(layout, result.messages)
+                 failure or f"exit {result.returncode}")
         header_errors = [m.text for m in att.header if m.is_error]
-        failure = result.failure
-        outs: list[tuple[tuple[int, int], CheckOutput]] = []
-        for ui, (_variant, items) in enumerate(pieces):
+        done: list[tuple[tuple[int, int], CheckOutput]] = []
+        rest: list[tuple[render.Variant, list[tuple[int, int, str]]]] = []
+        culprit: tuple[tuple[int, int], CheckOutput] | None = None
+        culprit_kind: tuple[int, str] | None = None
+        for ui, (variant, items) in enumerate(pieces):
             def_errors = [m.text for m in att.definitions[ui] if m.is_error]
-            for ci, (ji, idx, _) in enumerate(items):
-                msgs = att.checks[ui][ci]
-                outs.append(((ji, idx), CheckOutput(
-                    msgs, failure, def_errors, header_errors, layout.dropped_imports)))
-        return outs
+            left: list[tuple[int, int, str]] = []
+            for ci, item in enumerate(items):
+                ji, idx, command = item
+                first_line_of_check = layout.checks[ui][ci][0]
+                if stopped and first_line_of_check > frontier:
+                    if culprit is None:
+                        culprit = ((ji, idx), CheckOutput([], failure, def_errors, header_errors,
+                                                          layout.dropped_imports))
+                        culprit_kind = (ui, _command_kind(command))
+                    elif culprit_kind == (ui, _command_kind(command)) \
+                            and "decide" not in culprit_kind[1]:
+                        # The same implementation on another input (reference code is
+                        # what crashes Lean: memory in reductions) would most likely
+                        # take Lean down again, so it is not retried.
+                        done.append(((ji, idx), CheckOutput(
+                            [], f"{failure} (skipped: the same kind of check crashed Lean)",
+                            def_errors, header_errors, layout.dropped_imports)))
+                    else:
+                        left.append(item)
+                    continue
+                done.append(((ji, idx), CheckOutput(att.checks[ui][ci], failure if not stopped
+                                                    else "", def_errors, header_errors,
+                                                    layout.dropped_imports)))
+            if left:
+                rest.append((variant, left))
+        return done, rest, culprit
 
-    def _account(self, result: RunResult, checks: int, seconds: float) -> None:
+    def _account(self, result: RunResult, checks: int, seconds: float, crashed: bool) -> None:
         with self._lock:
-            self._account_locked(result, checks, seconds)
+            self._account_locked(result, checks, seconds, crashed)
 
-    def _account_locked(self, result: RunResult, checks: int, seconds: float) -> None:
+    def _account_locked(self, result: RunResult, checks: int, seconds: float,
+                        crashed: bool) -> None:
         self.stats.processes += 1
         self.stats.checks += checks
         self.stats.seconds += seconds
         self.stats.extra["files"] += 1
         if result.timed_out:
             self.stats.extra["timeouts"] += 1
-        elif result.crashed:
+        elif result.crashed or crashed:
             self.stats.extra["crashes"] += 1
 
     def _run_plans(self, plans: Sequence[_Plan]) -> list[list[Any]]:
@@ -632,6 +694,16 @@ def compile_answer(out: CheckOutput) -> str | None:
     if not out.infos:
         return "unknown: " + out.missing_reason()
     return None
+
+
+def _command_kind(command: str) -> str:
+    """``#reduce decide (F_precond``, ``#reduce (F`` ...: which function a check evaluates."""
+    head = command.split("\n", 1)[0]
+    words = head.replace("(", " ( ").split()
+    for k, word in enumerate(words):
+        if word not in ("#reduce", "#eval!", "#check", "decide", "(", "example", ":", "¬"):
+            return " ".join(words[: k + 1])
+    return head
 
 
 def _main_name(variant: render.Variant) -> str:

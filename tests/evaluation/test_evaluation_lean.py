@@ -1,0 +1,36 @@
+"""CodeGen scoring through real Lean (WASM): two Lean files (compile, then run)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from veriscale.benchmark.loader import load_benchmark
+from veriscale.evaluation.harness import evaluate_batch
+from veriscale.evaluation.scoring import Bounded, Score
+from veriscale.evaluation.solutions import Candidate, SolutionLine, to_candidate
+
+pytestmark = pytest.mark.lean
+
+
+def test_lean_code_scoring(verina_dir: Path) -> None:
+    from veriscale.backends.registry import make_backend
+
+    (task,), issues = load_benchmark(verina_dir, ["verina_basic_1"])
+    assert not issues and task.lean is not None
+    gt = to_candidate(task, SolutionLine(task_id=task.id, code=task.lean.code), 0)
+    wrong = to_candidate(task, SolutionLine(task_id=task.id, code="a * b ≤ 0"), 1)
+    broken = to_candidate(task, SolutionLine(task_id=task.id, code="a *"), 2)
+    be = make_backend("lean", runner="wasm")
+    try:
+        items: list[tuple[object, Candidate]] = [(task, gt), (task, wrong), (task, broken)]
+        res = evaluate_batch(be, items)  # type: ignore[arg-type]
+    finally:
+        be.close()
+    assert res[0].metrics["code"] == Bounded(Score.PASS, Score.PASS), res[0].errors
+    assert res[0].tallies["code"].passed == len(task.tests)
+    assert res[1].metrics["code"] == Bounded(Score.FAIL, Score.FAIL)
+    assert res[1].tallies["code"].failed > 0
+    assert res[2].metrics["code"] == Bounded(Score.FAIL, Score.FAIL)
+    assert res[2].errors["code"].startswith("compile")
