@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import platform
 import shutil
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -25,6 +26,7 @@ from rich.table import Table
 
 from veriscale import __version__
 from veriscale.backends.base import Backend
+from veriscale.backends.coalesce import can_coalesce, coalesced_map
 from veriscale.benchmark.fingerprint import task_fingerprint
 from veriscale.benchmark.loader import detect_format, load_benchmark, task_dirs
 from veriscale.benchmark.model import Input, Task
@@ -65,6 +67,7 @@ class Pipeline:
         self.console = console or Console(stderr=True)
         self._backend = backend
         self._provider = provider
+        self._provider_lock = threading.Lock()
         self.errors: dict[str, dict[str, str]] = {}
         self.timings: dict[str, float] = {}
         self.counts: dict[str, dict[str, Any]] = {}
@@ -86,6 +89,10 @@ class Pipeline:
 
     @property
     def provider(self) -> Any:
+        with self._provider_lock:  # stages may ask for it from several threads at once
+            return self._make_provider()
+
+    def _make_provider(self) -> Any:
         if self._provider is None:
             from veriscale.llm.provider import make_provider
 
@@ -112,12 +119,23 @@ class Pipeline:
         self,
         name: str,
         fingerprint: Callable[[Task], str],
-        compute: Callable[[Task], Any],
+        compute: Callable[[Task, Backend], Any],
+        needs_backend: bool = True,
     ) -> None:
-        """Run one stage over all live tasks, loading finished artifacts instead of redoing."""
+        """Run one stage over all live tasks, loading finished artifacts instead of redoing.
+
+        With a backend that batches across tasks (``evaluate_many``), the tasks'
+        oracle calls are coalesced into shared batches (see backends/coalesce.py).
+        """
         start = time.perf_counter()
-        done = 0
         live = [t for t in self.tasks if t.id not in self.errors]
+        todo: list[Task] = []
+        for task in live:
+            fp = fingerprint(task)
+            self.fp[(task.id, name)] = fp
+            if self.rd.load_artifact(task.id, name, fp) is None:
+                todo.append(task)
+        done = len(live) - len(todo)
         with Progress(
             TextColumn(f"[bold]{name:<12}"),
             BarColumn(),
@@ -127,26 +145,34 @@ class Pipeline:
             console=self.console,
             transient=True,
         ) as progress:
-            bar = progress.add_task("", total=len(live))
-            for task in live:
-                progress.update(bar, description=task.id)
-                fp = fingerprint(task)
-                self.fp[(task.id, name)] = fp
-                if self.rd.load_artifact(task.id, name, fp) is not None:
-                    done += 1
-                else:
+            bar = progress.add_task("", total=len(live), completed=done)
+
+            def one(task: Task, backend: Backend) -> Any:
+                data = compute(task, backend)
+                # saved as soon as it is ready, so a killed run keeps finished tasks
+                self.rd.save_artifact(task.id, name, self.fp[(task.id, name)], data)
+                progress.update(bar, advance=1, description=task.id)
+                return data
+
+            backend = self.backend if needs_backend and todo else None
+            if backend is not None and can_coalesce(backend) and len(todo) > 1:
+                results = coalesced_map(backend, one, todo)
+            else:
+                results = []
+                for task in todo:
                     try:
-                        data = compute(task)
-                    except Exception as exc:  # one bad task never stops the run
-                        self.errors[task.id] = {"stage": name, "error": f"{type(exc).__name__}: {exc}"}
-                        self.console.print(f"[red]{task.id}[/]: {name} failed: {exc}")
-                    else:
-                        self.rd.save_artifact(task.id, name, fp, data)
-                progress.advance(bar)
+                        results.append(one(task, backend))
+                    except Exception as exc:
+                        results.append(exc)
+        for task, result in zip(todo, results, strict=True):
+            if isinstance(result, BaseException):  # one bad task never stops the run
+                self.errors[task.id] = {"stage": name,
+                                        "error": f"{type(result).__name__}: {result}"}
+                self.console.print(f"[red]{task.id}[/]: {name} failed: {result}")
         elapsed = time.perf_counter() - start
         previous = self.previous_timings.get(name, 0.0)
         # A fully resumed stage keeps the time it cost when it was computed.
-        self.timings[name] = previous if done == len(live) and previous else elapsed + (
+        self.timings[name] = previous if not todo and previous else elapsed + (
             previous if done else 0.0)
         self.resumed[name] = done
         self._summarise(name)
@@ -185,41 +211,40 @@ class Pipeline:
         self._stage(
             "candidates",
             lambda t: _hash(task_fingerprint(t), base),
-            lambda t: stages.stage_candidates(t, cfg, self.provider),
+            lambda t, b: stages.stage_candidates(t, cfg, self.provider),
+            needs_backend=False,
         )
         self._stage(
             "classify",
             lambda t: _hash(self.fp[(t.id, "candidates")], oracle),
-            lambda t: stages.stage_classify(
-                t, stages.decode_candidates(t, self.artifact(t, "candidates")["candidates"]),
-                self.backend,
+            lambda t, b: stages.stage_classify(
+                t, stages.decode_candidates(t, self.artifact(t, "candidates")["candidates"]), b
             ),
         )
         self._stage(
             "outputs",
             lambda t: _hash(self.fp[(t.id, "classify")]),
-            lambda t: stages.stage_outputs(
-                t, stages.decode_candidates(t, self.artifact(t, "classify")["expected"]),
-                self.backend,
+            lambda t, b: stages.stage_outputs(
+                t, stages.decode_candidates(t, self.artifact(t, "classify")["expected"]), b
             ),
         )
         self._stage(
             "adversaries",
             lambda t: _hash(task_fingerprint(t), adv_cfg),
-            lambda t: self._adversaries(t),
+            self._adversaries,
         )
         self._stage(
             "unexpected",
             lambda t: _hash(self.fp[(t.id, "outputs")], self.fp[(t.id, "adversaries")], adv_cfg),
-            lambda t: self._unexpected(t),
+            self._unexpected,
         )
 
-    def _adversaries(self, task: Task) -> dict[str, Any]:
+    def _adversaries(self, task: Task, backend: Backend) -> dict[str, Any]:
         from veriscale.expansion.adversarial import generate_adversaries
 
-        return generate_adversaries(task, self.provider, self.backend, self.config.adversaries)
+        return generate_adversaries(task, self.provider, backend, self.config.adversaries)
 
-    def _unexpected(self, task: Task) -> dict[str, Any]:
+    def _unexpected(self, task: Task, backend: Backend) -> dict[str, Any]:
         from veriscale.expansion.adversarial import synthesize_unexpected
 
         sig = task.signature
@@ -228,7 +253,7 @@ class Pipeline:
             for p in self.artifact(task, "outputs")["pairs"]
         ]
         return synthesize_unexpected(
-            task, pairs, self.artifact(task, "adversaries"), self.backend, self.config.adversaries
+            task, pairs, self.artifact(task, "adversaries"), backend, self.config.adversaries
         )
 
     # ---------------------------------------------------------------- suites
