@@ -24,7 +24,7 @@ class BatchingOracle:
         out = []
         for op, args in requests:
             if op == "run":
-                task, impl, inputs = args
+                task, _impl, inputs = args
                 if task == "poison":
                     raise RuntimeError("bad task")
                 out.append([Outcome(True, 2 * x) for x in inputs])
