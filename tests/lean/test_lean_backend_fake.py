@@ -213,3 +213,14 @@ def test_compile_reports_definition_errors(fake_lean, tmp_path) -> None:
     (out,) = be.run(task, Implementation("def F (x : Int) (h_precond : F_precond x) : Int := x"),
                     [(2,)])
     assert out.ok and out.value == 4
+
+
+def test_kernel_values_of_opaque_types_are_unknown() -> None:
+    from veriscale.backends.lean.backend import CheckOutput, value_outcome
+    from veriscale.backends.lean.runner import LeanMessage
+    from veriscale.values import parse_type
+
+    stuck = CheckOutput([LeanMessage("information", 5, 0, 5, 1, "{ entries := [..].mergeSort }")])
+    out = value_outcome(stuck, parse_type("Map Int Int"), kernel=True)
+    assert not out.ok and out.failure_kind == "unknown"
+    assert value_outcome(stuck, parse_type("Map Int Int"), kernel=False).ok  # #eval Repr text
