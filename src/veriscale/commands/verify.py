@@ -20,7 +20,8 @@ from veriscale.evaluation.verify import KINDS, Counts, VerifyReport
 @click.option("--runner", type=click.Choice(["wasm", "native"]), default=None,
               help="Lean runner (Lean backend only).")
 @click.option("--tasks", "task_list", default=None, help="Comma-separated task ids.")
-@click.option("--timeout", type=float, default=None, help="Per-check time limit in seconds.")
+@click.option("--timeout", type=float, default=None,
+              help="Time limit in seconds: per check (Python backend) or per Lean file (Lean).")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 def verify_command(dataset_dir: Path, backend_name: str, runner: str | None,
                    task_list: str | None, timeout: float | None, as_json: bool) -> None:

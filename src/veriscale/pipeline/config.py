@@ -39,6 +39,11 @@ class MutationSettings(_Section):
 class AdversarySettings(_Section):
     max_adver_impl: int = Field(5, ge=1, description="adversaries per flawed specification")
     max_specs: int = Field(8, ge=0, description="flawed specifications per task")
+    check_flawed_specs: bool = Field(
+        True,
+        description="record which flawed specs accept each kept output (one more oracle "
+        "round; turn off to save Lean time)",
+    )
     require_flawed_acceptance: bool = Field(
         False,
         description="keep an unexpected output only if some flawed spec accepted it "

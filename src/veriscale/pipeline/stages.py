@@ -55,7 +55,7 @@ def dedup(items: list[Candidate]) -> list[Candidate]:
 
 def stage_candidates(task: Task, config: RunConfig, provider: Any) -> dict[str, Any]:
     """Seed pool (originals, then LLM/offline seeds), then mutation of every seed."""
-    from veriscale.expansion.mutation import MutationConfig, mutate_inputs
+    from veriscale.expansion.mutation import MutationConfig, mutate_inputs, task_seed
 
     originals = [Candidate(t.input, "original:test") for t in task.tests]
     originals += [Candidate(r, "original:reject") for r in task.reject_inputs]
@@ -68,6 +68,7 @@ def stage_candidates(task: Task, config: RunConfig, provider: Any) -> dict[str, 
         except Exception as exc:  # a provider failure loses the seeds, not the task
             seed_errors.append(f"{type(exc).__name__}: {exc}")
             continue
+        seed_errors.extend(str(i) for i in getattr(proposed, "issues", []))
         for item in proposed:
             inp, prov = item if isinstance(item, tuple) and len(item) == 2 else (item, "seed")
             seeds.append(Candidate(tuple(inp), str(prov)))
@@ -77,7 +78,7 @@ def stage_candidates(task: Task, config: RunConfig, provider: Any) -> dict[str, 
         max_mutations_per_input=config.mutation.max_mutations_per_input,
         multi_step_size=config.mutation.multi_step_size,
         ingredient_prob=config.mutation.ingredient_prob,
-        seed=config.seed,
+        seed=task_seed(config.seed, task.id),  # independent streams per task
     )
     mutants = mutate_inputs(task.signature, [c.input for c in pool], mcfg)
     everything = dedup(pool + [Candidate(m, "mutation") for m in mutants])
