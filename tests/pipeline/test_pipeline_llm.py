@@ -9,10 +9,10 @@ from pathlib import Path
 from rich.console import Console
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "llm"))
-from llm_fake_server import FakeOpenAI, system_prompt  # noqa: E402
+from llm_fake_server import FakeOpenAI, system_prompt
 
-from veriscale.pipeline.config import RunConfig  # noqa: E402
-from veriscale.pipeline.run import run_pipeline  # noqa: E402
+from veriscale.pipeline.config import RunConfig
+from veriscale.pipeline.run import run_pipeline
 
 TASK_PY = """# veriscale: aux
 
