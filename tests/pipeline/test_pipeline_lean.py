@@ -1,0 +1,74 @@
+"""`veriscale run` with the Lean backend on real (WASM) Lean: the bundled Lean tasks.
+
+Slow: every oracle round is one Lean file shared by all tasks (about two
+minutes each on WASM); a run is about eight rounds. Kept to one run.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from veriscale.backends.registry import make_backend
+from veriscale.benchmark.loader import load_benchmark
+from veriscale.pipeline.config import RunConfig
+from veriscale.pipeline.run import run_pipeline
+
+pytestmark = pytest.mark.lean
+
+TASKS = ["vs_argmax", "vs_divmod"]
+
+
+@pytest.fixture(scope="module")
+def lean_run(bundled_lean_dir: Path, tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("leanrun") / "run"
+    config = RunConfig.model_validate({
+        "seed": 5,
+        "backend": "lean",
+        "backend_options": {"runner": "wasm", "workers": 2},
+        "tasks": TASKS,
+        "seeds": {"candidates_per_round": 4},
+        "mutation": {"max_mutations_per_input": 1, "max_candidates_per_task": 20},
+        "adversaries": {"check_flawed_specs": False},
+    })
+    result = run_pipeline(bundled_lean_dir, out, config, console=Console(quiet=True))
+    assert result.errors == {}, result.errors
+    return out
+
+
+def test_lean_run_produces_suites(lean_run: Path, bundled_lean_dir: Path):
+    manifest = json.loads((lean_run / "manifest.json").read_text())
+    stats = manifest["backend_stats"]
+    assert stats["name"] == "lean" and stats["runner"] == "wasm"
+    # one Lean file per oracle round for both tasks, not one process per check
+    assert 0 < stats["processes"] <= 16 < stats["checks"]
+    plus, issues = load_benchmark(lean_run / "plus")
+    assert not issues and [t.id for t in plus] == TASKS
+    lite, issues = load_benchmark(lean_run / "lite")
+    assert not issues and all(len(t.tests) <= 50 for t in lite)
+    for task in plus:
+        original = len(next(t for t in load_benchmark(bundled_lean_dir, [task.id])[0]).tests)
+        assert len(task.tests) > original
+        assert any(t.unexpected for t in task.tests)
+
+
+def test_lean_unexpected_outputs_are_wrong_by_the_python_twin(lean_run: Path,
+                                                              bundled_dir: Path):
+    """Every unexpected output Lean kept is rejected by the Python twin's postcondition."""
+    plus, _ = load_benchmark(lean_run / "plus")
+    twins, _ = load_benchmark(bundled_dir, TASKS)
+    backend = make_backend("python")
+    try:
+        for task in plus:
+            twin = next(t for t in twins if t.id == task.id)
+            pairs = [(t.input, u) for t in task.tests for u in t.unexpected]
+            verdicts = backend.postcondition_holds(twin, None, pairs)
+            assert all(v.value == "false" for v in verdicts), task.id
+            expected = backend.postcondition_holds(twin, None,
+                                                   [(t.input, t.expected) for t in task.tests])
+            assert all(v.value == "true" for v in expected), task.id
+    finally:
+        backend.close()
