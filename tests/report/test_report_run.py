@@ -87,6 +87,12 @@ def run_dir(tmp_path: Path) -> Path:
         "counts": {"classify": {"expected": 30, "unexpected": 10}},
         "backend_stats": {"name": "python", "processes": 4, "checks": 120, "seconds": 2.5},
         "llm_usage": {"calls": 0, "by_role": {"seeds": {"prompt_tokens": 12}}},
+        "evaluation_time": {
+            "original": {"tasks": 2, "seconds": 0.5, "code_seconds": 0.2, "spec_seconds": 0.3,
+                         "gt_pass_rate": {"code": 1.0}},
+            "plus": {"tasks": 2, "seconds": 4.0, "code_seconds": 1.0, "spec_seconds": 3.0,
+                     "gt_pass_rate": {"code": 1.0}},
+        },
     }
     (run / "manifest.json").write_text(json.dumps(manifest))
     return run
@@ -137,6 +143,7 @@ def test_report_file_plots_and_sections(run_dir: Path):
     assert "| by_role.seeds.prompt_tokens | 12 |" in text
     assert "ValueError: boom \\| bad" in text  # table cells are escaped
     assert "expected=30, unexpected=10" in text
+    assert "| plus | 2 | 4.00 | ×8.00 | 1.00 | 3.00 | yes |" in text
     assert NOT_AVAILABLE not in text
 
 

@@ -69,6 +69,16 @@ class SuiteSettings(_Section):
     )
 
 
+class ReportSettings(_Section):
+    time_evaluation: str = Field(
+        "auto",
+        description="time a ground-truth evaluation on original / Plus / Lite for the "
+        "report's Table 2: on, off, or auto (on for the Python backend; on Lean it costs "
+        "several more Lean files per suite)",
+        pattern="^(auto|on|off)$",
+    )
+
+
 class RunConfig(_Section):
     seed: int = 42
     backend: str = "python"
@@ -83,6 +93,7 @@ class RunConfig(_Section):
     adversaries: AdversarySettings = Field(default_factory=AdversarySettings)
     reduction: ReductionSettings = Field(default_factory=ReductionSettings)
     suite: SuiteSettings = Field(default_factory=SuiteSettings)
+    report: ReportSettings = Field(default_factory=ReportSettings)
 
     def fingerprint(self, *sections: str) -> str:
         """A short hash of the named sections (all when none), for stage invalidation."""

@@ -75,6 +75,7 @@ class Pipeline:
         self.tasks: list[Task] = []
         self.load_issues: list[str] = []
         self.fp: dict[tuple[str, str], str] = {}
+        self.evaluation_time: dict[str, Any] = {}
         self.previous_timings: dict[str, float] = dict(self.rd.load_manifest().get("timings", {}))
 
     # ---------------------------------------------------------------- wiring
@@ -294,6 +295,33 @@ class Pipeline:
         self.timings["suites"] = time.perf_counter() - start
         return logs
 
+    def time_evaluation(self) -> None:
+        """Table 2: how long the ground truth takes to evaluate on each suite."""
+        from veriscale.evaluation.harness import evaluate
+        from veriscale.evaluation.mutants import gt_candidate
+
+        mode = self.config.report.time_evaluation
+        if mode == "off" or (mode == "auto" and self.config.backend != "python"):
+            return
+        timing: dict[str, Any] = {}
+        for name in ("original", "plus", "lite"):
+            folder = self.rd.root / name
+            if not folder.is_dir():
+                continue
+            tasks, _ = load_benchmark(folder)
+            tasks = [t for t in tasks if t.id not in self.errors]
+            report = evaluate(self.backend, tasks, {t.id: [gt_candidate(t)] for t in tasks},
+                              suite=name)
+            scores = report.scores()
+            timing[name] = {
+                "tasks": len(tasks),
+                "seconds": round(report.wall_seconds, 3),
+                "code_seconds": round(report.code_seconds, 3),
+                "spec_seconds": round(report.spec_seconds, 3),
+                "gt_pass_rate": {m: v.get("lower", {}).get("pass@1") for m, v in scores.items()},
+            }
+        self.evaluation_time = timing
+
     def _plus(self, task: Task) -> tuple[Task, KillData]:
         sig = task.signature
         out = self.artifact(task, "outputs")
@@ -381,6 +409,7 @@ class Pipeline:
             "counts": self.counts,
             "backend_stats": backend_stats,
             "llm_usage": usage,
+            "evaluation_time": self.evaluation_time,
         }
 
     def close(self) -> None:
@@ -410,6 +439,8 @@ def run_pipeline(
         pipe.copy_original()
         pipe.run_expansion()
         pipe.build_suites(lite=reduce)
+        if reduce:
+            pipe.time_evaluation()
         pipe.timings["total"] = time.perf_counter() - start
         pipe.rd.save_manifest(pipe.manifest())
     finally:

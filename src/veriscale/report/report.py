@@ -398,6 +398,32 @@ def render_reduction(report: RunReport) -> list[str]:
     return lines
 
 
+def render_table2(report: RunReport) -> list[str]:
+    """The paper's Table 2 for this run: evaluation time of the ground truth per suite."""
+    lines = ["## Table 2: evaluation time", ""]
+    timing = report.manifest.get("evaluation_time")
+    if not isinstance(timing, dict) or not timing:
+        return [*lines, NOT_AVAILABLE + ": the run did not time an evaluation "
+                "(config `report.time_evaluation`).", ""]
+    base = (timing.get("original") or {}).get("seconds")
+    rows = []
+    for name, t in timing.items():
+        if not isinstance(t, dict):
+            continue
+        secs = t.get("seconds")
+        ratio = f"×{secs / base:.2f}" if base and isinstance(secs, int | float) else "—"
+        rates = t.get("gt_pass_rate") if isinstance(t.get("gt_pass_rate"), dict) else {}
+        all_pass = all(v == 1.0 for v in rates.values()) if rates else None
+        rows.append([name, _num(t.get("tasks")), _num(secs), ratio,
+                     _num(t.get("code_seconds")), _num(t.get("spec_seconds")),
+                     {True: "yes", False: "NO", None: "—"}[all_pass]])
+    lines += _md_table(["Suite", "Tasks", "Seconds", "vs original", "Code s", "Spec s",
+                        "GT passes every metric"], rows)
+    lines += ["The ground-truth code and specification of every task, scored on each suite "
+              "with VERINA's metrics (wall time, one run).", ""]
+    return lines
+
+
 def render_timings(report: RunReport) -> list[str]:
     lines = ["## Wall time per stage", ""]
     timings = report.manifest.get("timings")
@@ -467,6 +493,7 @@ def render_markdown(report: RunReport) -> str:
     if report.plots:
         lines += ["## Plots", ""]
         lines += [*(f"![{p.stem}]({p.name})" for p in report.plots), ""]
+    lines += render_table2(report)
     lines += render_tasks(report)
     lines += render_reduction(report)
     lines += render_timings(report)
