@@ -19,7 +19,7 @@ from rich.table import Table
               "Default: PLUS_DIR's parent when it is a run directory.")
 @click.option("--max-pairs", type=int, default=50, show_default=True)
 @click.option("--max-reject-inputs", type=int, default=50, show_default=True)
-@click.option("--keep-original/--no-keep-original", default=False, show_default=True,
+@click.option("--keep-original/--no-keep-original", default=True, show_default=True,
               help="Keep every original row before spending the pair budget.")
 @click.option("--json", "as_json", is_flag=True, help="Print the per-task sizes as JSON.")
 def reduce_command(plus_dir, out, run_dir, max_pairs, max_reject_inputs, keep_original, as_json):

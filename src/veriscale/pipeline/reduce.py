@@ -38,7 +38,7 @@ def reduce_suite(
     run_dir: Path | None = None,
     max_pairs: int = 50,
     max_reject_inputs: int = 50,
-    keep_original: bool = False,
+    keep_original: bool = True,
 ) -> dict[str, Any]:
     from veriscale.benchmark import python_format, verina
 
