@@ -10,6 +10,7 @@ import pytest
 from veriscale.backends.base import Implementation, Verdict
 from veriscale.benchmark.loader import load_benchmark
 from veriscale.benchmark.model import Task
+from veriscale.benchmark.python_format import new_task_dir
 from veriscale.expansion.adversarial import (
     generate_adversaries,
     synthesize,
@@ -45,25 +46,15 @@ def postcondition(xs, target, result):
 @pytest.fixture(scope="module")
 def task(tmp_path_factory: pytest.TempPathFactory) -> Task:
     root = tmp_path_factory.mktemp("bench")
-    d = root / "pair_sum"
-    d.mkdir()
-    (d / "task.json").write_text(json.dumps({
-        "format": "veriscale-python/1", "id": "pair_sum",
-        "signature": {"name": "pairSum",
-                      "parameters": [{"param_name": "xs", "param_type": "List Int"},
-                                     {"param_name": "target", "param_type": "Int"}],
-                      "return_type": "Nat × Nat"},
-        "description_file": "./description.txt", "code_file": "./task.py",
-        "test_file": "./test.json", "reject_inputs_file": "./reject_inputs.json",
-        "metadata": {"several_valid_outputs": True},
-    }))
-    (d / "description.txt").write_text(
-        "-----Description-----\nIndices i < j with xs[i] + xs[j] = target.\n"
-        "-----Input-----\nxs, target\n-----Output-----\nA pair (i, j).\n")
-    (d / "task.py").write_text(TASK_PY)
-    (d / "test.json").write_text(json.dumps(
-        [{"input": {"xs": [1, 2, 3], "target": 5}, "expected": "(1, 2)", "unexpected": []}]))
-    (d / "reject_inputs.json").write_text(json.dumps([{"input": {"xs": [], "target": 0}}]))
+    new_task_dir(
+        root, "pair_sum", "pairSum", [("xs", "List Int"), ("target", "Int")], "Nat × Nat",
+        TASK_PY,
+        description="-----Description-----\nIndices i < j with xs[i] + xs[j] = target.\n"
+        "-----Input-----\nxs, target\n-----Output-----\nA pair (i, j).\n",
+        tests=[{"input": {"xs": [1, 2, 3], "target": 5}, "expected": "(1, 2)", "unexpected": []}],
+        rejects=[{"input": {"xs": [], "target": 0}}],
+        metadata={"several_valid_outputs": True},
+    )
     tasks, issues = load_benchmark(Path(root))
     assert not issues, [str(i) for i in issues]
     return tasks[0]

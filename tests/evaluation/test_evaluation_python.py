@@ -12,6 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from veriscale.benchmark.loader import load_benchmark
+from veriscale.benchmark.python_format import new_task_dir
 from veriscale.evaluation.harness import discriminative_power, evaluate, evaluate_candidate
 from veriscale.evaluation.mutants import gt_candidate, task_mutants
 from veriscale.evaluation.scoring import Bounded, Score
@@ -46,22 +47,12 @@ TESTS = [
 
 def write_suite(root: Path, tests: list[dict[str, Any]] | None = None,
                 rejects: list[dict[str, Any]] | None = None) -> Path:
-    d = root / "t_div"
-    d.mkdir(parents=True)
-    (d / "task.json").write_text(json.dumps({
-        "format": "veriscale-python/1", "id": "t_div",
-        "signature": {"name": "floorDiv",
-                      "parameters": [{"param_name": "a", "param_type": "Int"},
-                                     {"param_name": "b", "param_type": "Int"}],
-                      "return_type": "Int"},
-        "description_file": "./description.txt", "code_file": "./task.py",
-        "test_file": "./test.json", "reject_inputs_file": "./reject_inputs.json",
-        "metadata": {}}))
-    (d / "description.txt").write_text("Floor division of a by a non-zero b.\n")
-    (d / "task.py").write_text(TASK_PY)
-    (d / "test.json").write_text(json.dumps(TESTS if tests is None else tests))
-    (d / "reject_inputs.json").write_text(json.dumps(
-        [{"input": {"a": 1, "b": 0}}] if rejects is None else rejects))
+    new_task_dir(
+        root, "t_div", "floorDiv", [("a", "Int"), ("b", "Int")], "Int", TASK_PY,
+        description="Floor division of a by a non-zero b.\n",
+        tests=TESTS if tests is None else tests,
+        rejects=[{"input": {"a": 1, "b": 0}}] if rejects is None else rejects,
+    )
     return root
 
 

@@ -11,6 +11,7 @@ from rich.console import Console
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "llm"))
 from llm_fake_server import FakeOpenAI, system_prompt
 
+from veriscale.benchmark.python_format import new_task_dir
 from veriscale.pipeline.config import RunConfig
 from veriscale.pipeline.run import run_pipeline
 
@@ -63,24 +64,13 @@ def responder(body: dict, n: int) -> tuple[int, str]:
 
 
 def write_benchmark(root: Path) -> Path:
-    d = root / "bench" / "max_of"
-    d.mkdir(parents=True)
-    (d / "task.json").write_text(json.dumps({
-        "format": "veriscale-python/1", "id": "max_of",
-        "signature": {"name": "maxOf",
-                      "parameters": [{"param_name": "xs", "param_type": "List Int"}],
-                      "return_type": "Int"},
-        "description_file": "./description.txt", "code_file": "./task.py",
-        "test_file": "./test.json", "reject_inputs_file": "./reject_inputs.json",
-        "metadata": {},
-    }))
-    (d / "description.txt").write_text(
-        "-----Description-----\nReturn the largest element.\n-----Input-----\n"
-        "xs: a non-empty list of integers.\n-----Output-----\nThe maximum of xs.\n")
-    (d / "task.py").write_text(TASK_PY)
-    (d / "test.json").write_text(json.dumps(
-        [{"input": {"xs": [1, 3, 2]}, "expected": 3, "unexpected": [2]}]))
-    (d / "reject_inputs.json").write_text(json.dumps([{"input": {"xs": []}}]))
+    new_task_dir(
+        root / "bench", "max_of", "maxOf", [("xs", "List Int")], "Int", TASK_PY,
+        description="-----Description-----\nReturn the largest element.\n-----Input-----\n"
+        "xs: a non-empty list of integers.\n-----Output-----\nThe maximum of xs.\n",
+        tests=[{"input": {"xs": [1, 3, 2]}, "expected": 3, "unexpected": [2]}],
+        rejects=[{"input": {"xs": []}}],
+    )
     return root / "bench"
 
 

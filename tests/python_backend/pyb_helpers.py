@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
+
+from veriscale.benchmark.python_format import new_task_dir
 
 TASK_PY = '''\
 # veriscale: aux
@@ -34,28 +35,11 @@ REJECTS = [{"input": {"xs": "[]", "k": 3}}]
 
 def write_task(root: Path, task_id: str = "max_plus_k", tests: list | None = None,
                rejects: list | None = None, task_py: str = TASK_PY) -> Path:
-    d = root / task_id
-    d.mkdir(parents=True, exist_ok=True)
-    meta = {
-        "format": "veriscale-python/1",
-        "id": task_id,
-        "signature": {
-            "name": "maxPlusK",
-            "parameters": [{"param_name": "xs", "param_type": "List Int"},
-                           {"param_name": "k", "param_type": "Nat"}],
-            "return_type": "Int",
-        },
-        "description_file": "./description.txt",
-        "code_file": "./task.py",
-        "test_file": "./test.json",
-        "reject_inputs_file": "./reject_inputs.json",
-        "metadata": {"difficulty": "easy"},
-    }
-    (d / "task.json").write_text(json.dumps(meta))
-    (d / "description.txt").write_text(
-        "-----Description-----\nThe largest element plus k.\n"
-        "-----Input-----\nxs: non-empty list; k: natural\n-----Output-----\nAn integer.\n")
-    (d / "task.py").write_text(task_py)
-    (d / "test.json").write_text(json.dumps(TESTS if tests is None else tests))
-    (d / "reject_inputs.json").write_text(json.dumps(REJECTS if rejects is None else rejects))
-    return d
+    return new_task_dir(
+        root, task_id, "maxPlusK", [("xs", "List Int"), ("k", "Nat")], "Int", task_py,
+        description="-----Description-----\nThe largest element plus k.\n"
+        "-----Input-----\nxs: non-empty list; k: natural\n-----Output-----\nAn integer.\n",
+        tests=TESTS if tests is None else tests,
+        rejects=REJECTS if rejects is None else rejects,
+        metadata={"difficulty": "easy"},
+    )

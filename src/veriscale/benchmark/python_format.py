@@ -332,6 +332,45 @@ def write_task_dir(task: Task, path: Path) -> Path:
     return path
 
 
+def new_task_dir(
+    root: Path,
+    task_id: str,
+    name: str,
+    params: list[tuple[str, str]],
+    return_type: str,
+    task_py: str,
+    *,
+    description: str = "",
+    tests: list[dict[str, Any]] | None = None,
+    rejects: list[dict[str, Any]] | None = None,
+    metadata: dict[str, Any] | None = None,
+) -> Path:
+    """Author a Python-spec task folder from raw parts (VERINA-encoded tests).
+
+    The way to build a benchmark programmatically; nothing is checked here,
+    :func:`load_task_dir` reports whatever is wrong, by task, file and field.
+    """
+    path = Path(root) / task_id
+    path.mkdir(parents=True, exist_ok=True)
+    meta = {
+        "format": FORMAT,
+        "id": task_id,
+        "signature": {
+            "name": name,
+            "parameters": [{"param_name": p, "param_type": t} for p, t in params],
+            "return_type": return_type,
+        },
+        **DEFAULT_FILES,
+        "metadata": metadata or {},
+    }
+    _atomic_write(path / "task.json", _dumps(meta))
+    _atomic_write(path / "description.txt", description or f"-----Description-----\n{name}\n")
+    _atomic_write(path / "task.py", task_py)
+    _atomic_write(path / "test.json", _dumps(tests or []))
+    _atomic_write(path / "reject_inputs.json", _dumps(rejects or []))
+    return path
+
+
 def _dumps(obj: Any) -> str:
     return json.dumps(obj, indent=2, ensure_ascii=False) + "\n"
 
