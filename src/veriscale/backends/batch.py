@@ -23,10 +23,11 @@ from veriscale.backends.base import (
 from veriscale.benchmark.model import Input, Task
 
 
-def _many(backend: Backend, op: str, jobs: Sequence[tuple[Any, ...]]) -> list[list[Any]]:
+def many(backend: Backend, op: str, jobs: Sequence[tuple[Any, ...]]) -> list[list[Any]]:
+    """One answer list per job: ``<op>_many`` when the backend has it, else one call per job."""
     batched = getattr(backend, f"{op}_many", None)
     if callable(batched) and len(jobs) > 1:
-        return list(batched(list(jobs)))
+        return [list(r) for r in batched(list(jobs))]
     method = getattr(backend, op)
     return [list(method(*job)) for job in jobs]
 
@@ -34,28 +35,28 @@ def _many(backend: Backend, op: str, jobs: Sequence[tuple[Any, ...]]) -> list[li
 def check_inputs_many(
     backend: Backend, jobs: Sequence[tuple[Task, Sequence[Input]]]
 ) -> list[list[str | None]]:
-    return _many(backend, "check_inputs", jobs)
+    return many(backend, "check_inputs", jobs)
 
 
 def classify_many(
     backend: Backend, jobs: Sequence[tuple[Task, Sequence[Input]]]
 ) -> list[list[Classification]]:
-    return _many(backend, "classify", jobs)
+    return many(backend, "classify", jobs)
 
 
 def run_many(
     backend: Backend, jobs: Sequence[tuple[Task, Implementation | None, Sequence[Input]]]
 ) -> list[list[Outcome]]:
-    return _many(backend, "run", jobs)
+    return many(backend, "run", jobs)
 
 
 def postcondition_holds_many(
     backend: Backend, jobs: Sequence[tuple[Task, Spec | None, Sequence[tuple[Input, Any]]]]
 ) -> list[list[Verdict]]:
-    return _many(backend, "postcondition_holds", jobs)
+    return many(backend, "postcondition_holds", jobs)
 
 
 def precondition_holds_many(
     backend: Backend, jobs: Sequence[tuple[Task, Spec | None, Sequence[Input]]]
 ) -> list[list[Verdict]]:
-    return _many(backend, "precondition_holds", jobs)
+    return many(backend, "precondition_holds", jobs)

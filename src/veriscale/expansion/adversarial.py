@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from veriscale.backends.base import Backend, Implementation, Outcome, Spec, Verdict
+from veriscale.backends.batch import many
 from veriscale.benchmark.model import Input, Signature, Task
 from veriscale.values import LeanType, values_equal
 
@@ -107,14 +108,6 @@ def value_key(sig: Signature, value: Any) -> str:
 
 
 # ====================================================================== backend helpers
-
-
-def _many(backend: Backend, op: str, jobs: list[tuple[Any, ...]]) -> list[list[Any]]:
-    batched = getattr(backend, f"{op}_many", None)
-    if callable(batched) and len(jobs) > 1:
-        return [list(r) for r in batched(jobs)]
-    method = getattr(backend, op)
-    return [list(method(*job)) for job in jobs]
 
 
 def _fit(results: list[Any], n: int, filler: Callable[[], Any]) -> list[Any]:
@@ -282,7 +275,7 @@ def synthesize(
     outcomes: list[list[Outcome]] = [[] for _ in compiled]
     if inputs and compiled:
         try:
-            raw = _many(backend, "run", [(task, r.impl, inputs) for r in compiled])
+            raw = many(backend, "run", [(task, r.impl, inputs) for r in compiled])
         except Exception as exc:  # the backend itself failed: every cell is a failure
             raw = [[Outcome(False, error=f"backend: {exc}")] * len(inputs) for _ in compiled]
         raw = _fit(raw, len(compiled), lambda: [])
@@ -313,7 +306,7 @@ def synthesize(
     if rejected and specs and cfg.check_flawed_specs:
         batch = [(inputs[r], candidates[(r, k)]) for r, k in rejected]
         try:
-            per_spec = _many(backend, "postcondition_holds", [(task, s, batch) for s in specs])
+            per_spec = many(backend, "postcondition_holds", [(task, s, batch) for s in specs])
         except Exception:
             per_spec = [[Verdict.UNKNOWN] * len(batch) for _ in specs]
         per_spec = _fit(per_spec, len(specs), lambda: [])

@@ -9,7 +9,7 @@ from typing import Any
 
 from veriscale.benchmark.model import Task
 from veriscale.pipeline.rundir import replace_dir_atomic
-from veriscale.pipeline.suites import KillData, reduce_to_lite
+from veriscale.pipeline.suites import KillData, kill_data, reduce_to_lite
 
 
 def load_kill_data(task: Task, run_dir: Path | None) -> KillData | None:
@@ -21,14 +21,7 @@ def load_kill_data(task: Task, run_dir: Path | None) -> KillData | None:
         doc = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError):
         return None
-    sig = task.signature
-    kill = KillData()
-    for rec in (doc.get("data") or {}).get("kill_matrix", []):
-        if rec.get("killed"):
-            inp = sig.decode_input(rec["input"])
-            kill.kills.setdefault(inp, set()).add(rec["adversary"])
-            kill.records[inp] = kill.records.get(inp, 0) + 1
-    return kill
+    return kill_data(task.signature, (doc.get("data") or {}).get("kill_matrix", []))
 
 
 def reduce_suite(

@@ -33,7 +33,7 @@ from veriscale.benchmark.model import Input, Task
 from veriscale.pipeline import stages
 from veriscale.pipeline.config import RunConfig
 from veriscale.pipeline.rundir import RunDir, replace_dir_atomic
-from veriscale.pipeline.suites import KillData, assemble_plus, reduce_to_lite
+from veriscale.pipeline.suites import KillData, assemble_plus, kill_data, reduce_to_lite
 
 EXPANSION_STAGES = ("candidates", "classify", "outputs", "adversaries", "unexpected")
 
@@ -336,12 +336,7 @@ class Pipeline:
             unexpected_outputs[sig.decode_input(row["input"])] = [
                 sig.decode_output(u) for u in row["unexpected"]
             ]
-        kill = KillData()
-        for rec in unexp["kill_matrix"]:
-            if rec.get("killed"):
-                inp = sig.decode_input(rec["input"])
-                kill.kills.setdefault(inp, set()).add(rec["adversary"])
-                kill.records[inp] = kill.records.get(inp, 0) + 1
+        kill = kill_data(sig, unexp["kill_matrix"])
         rejects = [sig.decode_input(r["input"]) for r in cls["unexpected"]]
         plus = assemble_plus(
             task, pairs, unexpected_outputs, rejects, self.config.suite.keep_nonkilling_pairs

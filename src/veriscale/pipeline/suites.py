@@ -12,7 +12,7 @@ import copy
 from dataclasses import dataclass, field
 from typing import Any
 
-from veriscale.benchmark.model import Input, Task, TestCase
+from veriscale.benchmark.model import Input, Signature, Task, TestCase
 
 
 @dataclass
@@ -21,6 +21,17 @@ class KillData:
 
     kills: dict[Input, set[str]] = field(default_factory=dict)
     records: dict[Input, int] = field(default_factory=dict)
+
+
+def kill_data(signature: Signature, kill_matrix: list[dict[str, Any]]) -> KillData:
+    """Kill sets per expected input from the persisted kill matrix (cells marked ``killed``)."""
+    kill = KillData()
+    for rec in kill_matrix:
+        if rec.get("killed"):
+            inp = signature.decode_input(rec["input"])
+            kill.kills.setdefault(inp, set()).add(rec["adversary"])
+            kill.records[inp] = kill.records.get(inp, 0) + 1
+    return kill
 
 
 def _merge(values: list[Any], more: list[Any], expected: Any) -> list[Any]:
