@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import ast
 import json
-import os
 import re
-import tempfile
 from pathlib import Path
 from typing import Any
 
+from veriscale.atomic import write_text_atomic
 from veriscale.benchmark.model import Input, LoadIssue, PythonSections, Signature, Task, TestCase
 
 FORMAT = "veriscale-python/1"
@@ -324,11 +323,11 @@ def write_task_dir(task: Task, path: Path) -> Path:
             item["provenance"] = t.provenance
         tests.append(item)
     rejects = [{"input": task.signature.encode_input(r)} for r in task.reject_inputs]
-    _atomic_write(path / "task.json", _dumps(meta))
-    _atomic_write(path / "description.txt", task.description)
-    _atomic_write(path / "task.py", module_source(task.python))
-    _atomic_write(path / "test.json", _dumps(tests))
-    _atomic_write(path / "reject_inputs.json", _dumps(rejects))
+    write_text_atomic(path / "task.json", _dumps(meta))
+    write_text_atomic(path / "description.txt", task.description)
+    write_text_atomic(path / "task.py", module_source(task.python))
+    write_text_atomic(path / "test.json", _dumps(tests))
+    write_text_atomic(path / "reject_inputs.json", _dumps(rejects))
     return path
 
 
@@ -363,24 +362,13 @@ def new_task_dir(
         **DEFAULT_FILES,
         "metadata": metadata or {},
     }
-    _atomic_write(path / "task.json", _dumps(meta))
-    _atomic_write(path / "description.txt", description or f"-----Description-----\n{name}\n")
-    _atomic_write(path / "task.py", task_py)
-    _atomic_write(path / "test.json", _dumps(tests or []))
-    _atomic_write(path / "reject_inputs.json", _dumps(rejects or []))
+    write_text_atomic(path / "task.json", _dumps(meta))
+    write_text_atomic(path / "description.txt", description or f"-----Description-----\n{name}\n")
+    write_text_atomic(path / "task.py", task_py)
+    write_text_atomic(path / "test.json", _dumps(tests or []))
+    write_text_atomic(path / "reject_inputs.json", _dumps(rejects or []))
     return path
 
 
 def _dumps(obj: Any) -> str:
     return json.dumps(obj, indent=2, ensure_ascii=False) + "\n"
-
-
-def _atomic_write(p: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=f".{p.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, p)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise

@@ -18,12 +18,11 @@ when the sections are unchanged and renders the VERINA template otherwise.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
+from veriscale.atomic import write_text_atomic
 from veriscale.benchmark.model import Input, LeanSections, LoadIssue, Signature, Task, TestCase
 from veriscale.values import TypeParseError, ValueError_, decode
 from veriscale.values.value import Unparsable
@@ -528,17 +527,6 @@ def rejects_json(task: Task) -> list[dict[str, Any]]:
     return rows
 
 
-def _write_atomic(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def write_task_dir(task: Task, path: Path, *, signature_json: bool | None = None) -> Path:
     """Write ``task`` as a VERINA task folder at ``path`` (created if needed).
 
@@ -552,15 +540,15 @@ def write_task_dir(task: Task, path: Path, *, signature_json: bool | None = None
     tests = _dump(tests_json(task), ensure_ascii=False)
     rejects = _dump(rejects_json(task), ensure_ascii=False)
     path.mkdir(parents=True, exist_ok=True)
-    _write_atomic(path / TASK_JSON, _dump(task_json_dict(task), ensure_ascii=True))
-    _write_atomic(path / DESCRIPTION, task.description)
+    write_text_atomic(path / TASK_JSON, _dump(task_json_dict(task), ensure_ascii=True))
+    write_text_atomic(path / DESCRIPTION, task.description)
     if signature_json is None:
         signature_json = task.path is not None and (Path(task.path) / SIGNATURE_JSON).is_file()
     if signature_json:
-        _write_atomic(path / SIGNATURE_JSON, _dump(task.signature.to_json(), ensure_ascii=True))
-    _write_atomic(path / TASK_LEAN, lean)
-    _write_atomic(path / TEST_JSON, tests)
-    _write_atomic(path / REJECT_JSON, rejects)
+        write_text_atomic(path / SIGNATURE_JSON, _dump(task.signature.to_json(), ensure_ascii=True))
+    write_text_atomic(path / TASK_LEAN, lean)
+    write_text_atomic(path / TEST_JSON, tests)
+    write_text_atomic(path / REJECT_JSON, rejects)
     return path
 
 

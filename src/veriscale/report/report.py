@@ -515,7 +515,7 @@ def write_report(run_dir: Path, *, plots: bool = True) -> Path:
 
 def build_report(run_dir: Path, *, plots: bool = True) -> tuple[Path, RunReport]:
     """Like :func:`write_report`, also returning the collected :class:`RunReport`."""
-    from veriscale.pipeline.rundir import write_text_atomic
+    from veriscale.atomic import write_text_atomic
 
     run_dir = Path(run_dir)
     report = collect(run_dir)
