@@ -145,8 +145,10 @@ def test_timeout_is_unknown_and_costs_one_chunk(fake_lean, tmp_path) -> None:
     assert be.stats.extra["timeouts"] == 1 and be.stats.processes == 3
     be = _backend(exe, tmp_path, timeout=3)
     got = be.precondition_holds(_task(), None, [(1,), (99,), (2,)])
-    # Messages printed before the kill still count; the rest is unknown, never true.
-    assert got == [Verdict.TRUE, Verdict.UNKNOWN, Verdict.UNKNOWN]
+    # Messages printed before the kill still count; the check that was running is
+    # unknown, and the unreached one is retried in a file without it.
+    assert got == [Verdict.TRUE, Verdict.UNKNOWN, Verdict.TRUE]
+    assert be.stats.processes == 2
 
 
 def test_early_stop_costs_one_check(fake_lean, tmp_path) -> None:
@@ -156,7 +158,7 @@ def test_early_stop_costs_one_check(fake_lean, tmp_path) -> None:
     assert got == [Verdict.UNKNOWN, Verdict.TRUE, Verdict.UNKNOWN, Verdict.TRUE, Verdict.FALSE]
     assert _calls(log) == 2 and be.stats.extra["crashes"] == 1
     (c,) = be.classify(_task(), [(77,)])
-    assert c.label == Label.UNKNOWN and "crash: Lean stopped" in c.detail
+    assert c.label == Label.UNKNOWN and "infrastructure: Lean stopped" in c.detail
     # Other inputs of the function that crashed Lean are skipped, other checks retried.
     be = _backend(exe, tmp_path)
     run, cl, post = be.evaluate_many([("run", (_task(), None, [(77,), (5,)])),

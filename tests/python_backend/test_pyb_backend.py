@@ -94,7 +94,9 @@ def test_pre_and_postconditions(backend: PythonBackend, task: Task) -> None:
                 precond="def precondition(xs, k):\n    return 7\n")
     assert backend.postcondition_holds(task, weak, [(((1, 5), 2), 6), (((1, 5), 2), 0)]) == [
         Verdict.TRUE, Verdict.FALSE]
-    assert backend.precondition_holds(task, weak, [((1,), 0)]) == [Verdict.UNKNOWN]
+    # answering 7 is not an answer: a specification is total, so it is wrong (ERROR)
+    assert backend.precondition_holds(task, weak, [((1,), 0)]) == [Verdict.ERROR]
+    assert "int, not bool" in backend.spec_error(task, weak, "pre")
     # a spec that only replaces the postcondition keeps the GT precondition
     assert backend.precondition_holds(task, Spec(postcond="x"), [((), 0)]) == [Verdict.FALSE]
     unsafe = Spec(postcond="def postcondition(xs, k, result):\n    return eval('True')\n")

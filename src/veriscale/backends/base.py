@@ -18,9 +18,17 @@ from veriscale.benchmark.model import Input, Task
 
 
 class Verdict(enum.Enum):
+    """What a specification said about one item.
+
+    ``ERROR``: the specification itself failed to answer (it raised, or returned
+    something other than a boolean). A specification is a total function, so
+    this is a wrong answer whichever answer was wanted, never an abstention.
+    """
+
     TRUE = "true"
     FALSE = "false"
     UNKNOWN = "unknown"
+    ERROR = "error"
 
     @classmethod
     def of(cls, b: bool | None) -> Verdict:
@@ -40,16 +48,76 @@ class Classification:
     detail: str = ""
 
 
+class FailureKind(enum.Enum):
+    """Why a check produced no value: the prefix of ``Outcome.error`` before ``:``.
+
+    The one owner of "is this the candidate's fault?": :attr:`inconclusive` kinds
+    say the checker could not observe the candidate (a limit, the machine, the
+    backend), so scoring, ``verify`` and the caches treat them as UNKNOWN and
+    never store them; the others are the candidate's wrong answer (FAIL).
+    """
+
+    TIMEOUT = "timeout"  # time limit (per test or per candidate)
+    MEMORY = "memory"  # memory limit
+    OUTPUT_LIMIT = "output_limit"  # the result was too large to bring back
+    CRASH = "crash"  # the candidate crashed its process (signal, recursion, panic)
+    EXIT = "exit"  # the candidate exited
+    ERROR = "error"  # the candidate raised an exception
+    ILL_TYPED = "ill_typed"  # a value of the wrong type (the candidate's result or input)
+    COMPILE = "compile"  # the candidate does not build or was rejected by the screen
+    INFRASTRUCTURE = "infrastructure"  # the checker failed: prover died, worker lost ...
+    UNSUPPORTED = "unsupported"  # this backend cannot run the check here
+    UNKNOWN = "unknown"  # the checker ran but gave no answer (stuck reduction, sorry ...)
+
+    @property
+    def inconclusive(self) -> bool:
+        """True when the outcome says nothing about the candidate's correctness."""
+        return self in _INCONCLUSIVE
+
+    @classmethod
+    def of_error(cls, error: str, default: FailureKind | None = None) -> FailureKind:
+        """The kind of an error string. An unrecognised prefix is ``default``, by
+        default an infrastructure failure: a backend that does not speak the
+        contract must not turn its own trouble into the candidate's FAIL."""
+        prefix = error.split(":", 1)[0].strip()
+        try:
+            return cls(prefix)
+        except ValueError:
+            return default if default is not None else cls.INFRASTRUCTURE
+
+
+_INCONCLUSIVE = frozenset({
+    FailureKind.TIMEOUT, FailureKind.MEMORY, FailureKind.OUTPUT_LIMIT,
+    FailureKind.INFRASTRUCTURE, FailureKind.UNSUPPORTED, FailureKind.UNKNOWN,
+})
+
+
 @dataclass(frozen=True)
 class Outcome:
-    """The result of running an implementation on one input."""
+    """The result of running an implementation on one input.
+
+    ``error`` is ``"<kind>: detail"`` with a :class:`FailureKind` prefix
+    (``"timeout"``, ``"crash: ..."``, ``"infrastructure: ..."``, ...).
+    """
 
     ok: bool
     value: Any = None  # canonical typed value when ok
-    error: str = ""  # "timeout", "crash: ...", "ill_typed: ...", "compile: ..." when not ok
+    error: str = ""
+
+    @property
+    def kind(self) -> FailureKind | None:
+        """The failure kind (``None`` when ok)."""
+        return None if self.ok else FailureKind.of_error(self.error)
+
+    @property
+    def inconclusive(self) -> bool:
+        """Not ok, and not the candidate's fault: the verdict is UNKNOWN."""
+        kind = self.kind
+        return kind is not None and kind.inconclusive
 
     @property
     def failure_kind(self) -> str:
+        """The error's prefix as text (kept for older callers; prefer :attr:`kind`)."""
         return "" if self.ok else self.error.split(":", 1)[0]
 
 

@@ -4,7 +4,9 @@ Oracle answers depend only on the task's code, the candidate code or spec, and
 the item; so they are cached under a hash of exactly those. Reruns, resumed
 runs and repeated evaluations then pay only for items never seen before, and
 the uncached items of a call still go to the backend as one batch.
-Timeouts and crashes are not cached: they may be the machine's fault.
+Inconclusive answers (``Outcome.inconclusive``: timeouts, resource limits,
+infrastructure failures; UNKNOWN verdicts and labels) are never cached: they
+may be the machine's fault.
 """
 
 from __future__ import annotations
@@ -148,7 +150,7 @@ class CachingBackend:
             lambda xs: self.inner.run(task, impl, xs),
             lambda o: [o.ok, sig.encode_output(o.value) if o.ok else None, o.error],
             lambda d: Outcome(d[0], sig.decode_output(d[1]) if d[0] else None, d[2]),
-            lambda o: o.ok or not o.error.startswith(("timeout", "crash", "memory")),
+            lambda o: not o.inconclusive,
         )
 
     def precondition_holds(

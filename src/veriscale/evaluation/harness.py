@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from veriscale.backends.base import Backend, Verdict
+from veriscale.backends.base import Backend, FailureKind, Verdict
 from veriscale.benchmark.model import Task
 from veriscale.evaluation.passk import mean_pass_at_k
 from veriscale.evaluation.scoring import (
@@ -31,6 +31,7 @@ from veriscale.evaluation.scoring import (
     code_tests,
     must_fail,
     must_hold,
+    report_text,
     spec_property,
 )
 from veriscale.evaluation.solutions import Candidate
@@ -87,7 +88,8 @@ def call_many(backend: Backend, op: str, jobs: Sequence[tuple[Any, ...]]) -> lis
         try:
             results.append(method(*job))
         except Exception as exc:
-            results.append(BackendFailure(f"backend: {type(exc).__name__}: {exc}"))
+            results.append(BackendFailure(
+                f"infrastructure: backend raised {type(exc).__name__}: {report_text(exc)}"))
     return results
 
 
@@ -106,13 +108,23 @@ def _finish_code(task: Task, outcomes: Any, res: SampleResult) -> None:
         return
     tally = Tally.of(code_tests(outcomes, [t.expected for t in task.tests],
                                 task.signature.return_type))
+    failed = [(i, o) for i, o in enumerate(outcomes) if not o.ok]
+    if failed:  # what the candidate (or the checker) said, shortened and host-free
+        i, o = next(((i, o) for i, o in failed if not o.inconclusive), failed[0])
+        res.errors.setdefault("code", f"test {i} ({len(failed)} of {n} tests failed to "
+                                      f"give a value): {report_text(o.error)}")
     res.tallies["code"] = tally
     res.metrics["code"] = code_property(tally)
 
 
 def _finish_spec(props: tuple[tuple[str, int, Callable[[Verdict], Score]], ...],
-                 verdicts: Any, res: SampleResult, part: str) -> None:
-    """Split one verdict list over consecutive properties (e.g. sound tests, then complete)."""
+                 verdicts: Any, res: SampleResult, part: str,
+                 explain: Callable[[], str | None] = lambda: None) -> None:
+    """Split one verdict list over consecutive properties (e.g. sound tests, then complete).
+
+    ERROR verdicts (the spec raised) are FAIL and recorded in ``res.errors`` with the
+    backend's message (``explain``) when it has one.
+    """
     total = sum(n for _, n, _ in props)
     if isinstance(verdicts, BackendFailure) or verdicts is None or len(verdicts) != total:
         res.errors.setdefault(part, str(verdicts) if isinstance(verdicts, BackendFailure)
@@ -121,6 +133,12 @@ def _finish_spec(props: tuple[tuple[str, int, Callable[[Verdict], Score]], ...],
             res.tallies[name] = Tally(unknown=n)
             res.metrics[name] = _unobservable(n)
         return
+    raised = sum(v is Verdict.ERROR for v in verdicts)
+    if raised:
+        why = explain()
+        res.errors.setdefault(part, f"error: the specification raised or answered a non-boolean"
+                                    f" on {raised} of {total} tests"
+                                    + (f": {report_text(why)}" if why else ""))
     at = 0
     for name, n, expect in props:
         tally = Tally.of(expect(v) for v in verdicts[at: at + n])
@@ -136,14 +154,33 @@ def _not_compiled(res: SampleResult, names: tuple[str, ...], state: bool | None)
 
 
 def _compile_state(answer: Any, res: SampleResult, part: str) -> bool | None:
-    """True: accepted; False: rejected (error recorded); None: the backend failed."""
+    """True: accepted; False: rejected (error recorded); None: the backend failed or
+    could not tell (an inconclusive answer such as a timeout: never the candidate's FAIL)."""
     if isinstance(answer, BackendFailure):
         res.errors[part] = str(answer)
+        return None
+    if answer is not None and FailureKind.of_error(str(answer), FailureKind.COMPILE).inconclusive:
+        res.errors[part] = report_text(answer, 500)
         return None
     if answer is not None:
         res.errors[part] = answer if str(answer).startswith("compile") else f"compile: {answer}"
         return False
     return True
+
+
+def _explainer(backend: Backend, task: Task, cand: Candidate, which: str
+               ) -> Callable[[], str | None]:
+    """The backend's message for a spec that raised, if it keeps one (``spec_error``)."""
+    def explain() -> str | None:
+        ask = getattr(backend, "spec_error", None)
+        if not callable(ask) or cand.spec is None:
+            return None
+        try:
+            got = ask(task, cand.spec, which)
+        except Exception:  # a missing explanation never changes a verdict
+            return None
+        return got if isinstance(got, str) and got else None
+    return explain
 
 
 @dataclass
@@ -238,7 +275,7 @@ def evaluate_batch(
         task = items[i][0]
         _finish_spec((("precond_sound", len(task.tests), must_hold),
                       ("precond_complete", len(task.reject_inputs), must_fail)),
-                     vs, results[i], "precond")
+                     vs, results[i], "precond", _explainer(backend, task, items[i][1], "pre"))
     post_verdicts = call_many(backend, "postcondition_holds", [
         (items[i][0], items[i][1].spec,
          [(t.input, t.expected) for t in items[i][0].tests]
@@ -248,7 +285,7 @@ def evaluate_batch(
         task = items[i][0]
         _finish_spec((("postcond_complete", len(task.tests), must_hold),
                       ("postcond_sound", sum(len(t.unexpected) for t in task.tests), must_fail)),
-                     vs, results[i], "postcond")
+                     vs, results[i], "postcond", _explainer(backend, task, items[i][1], "post"))
     times.spec_seconds += time.perf_counter() - t0
 
     for r in results:

@@ -6,25 +6,31 @@ PASS, FAIL or UNKNOWN; the task is FAIL if any test fails, else UNKNOWN if any
 is unknown, else PASS.
 
 Deliberate difference from VERINA: VERINA scores a *timed-out* code test file as
-all PASS (the timeout text holds no markers). Here a timeout is never a pass:
+all PASS (the timeout text holds no markers). Here a timeout is never a pass.
+Which failures are the candidate's fault is decided in one place,
+:attr:`veriscale.backends.base.FailureKind.inconclusive`:
 
-====================  =========  ============================================
-outcome               verdict    why
-====================  =========  ============================================
-ok, equal value       PASS
-ok, other value       FAIL       wrong answer
-``timeout``           UNKNOWN    we cannot tell; never PASS
-``memory``,           UNKNOWN    a resource limit, like a timeout
-``output_limit``
-``unknown``/``lost``  UNKNOWN    the backend could not run the check at all
-``crash``/``error``   FAIL       the candidate raised / panicked on a valid
-(runtime error),                 input, exited, or returned a value of the
-``exit``, ``ill_typed``          wrong type
-``compile``           FAIL       the candidate does not build
-====================  =========  ============================================
+=========================  =========  ========================================
+outcome                    verdict    why
+=========================  =========  ========================================
+ok, equal value            PASS
+ok, other value            FAIL       wrong answer
+``timeout``, ``memory``,   UNKNOWN    a resource limit: we cannot tell; never
+``output_limit``                      PASS
+``infrastructure``,        UNKNOWN    the checker could not run the check (the
+``unsupported``,                      prover died, a worker was lost, this
+``unknown``                           backend cannot evaluate it)
+``crash``, ``error``,      FAIL       the candidate raised / panicked on a
+``exit``, ``ill_typed``               valid input, exited, or returned a value
+                                      of the wrong type
+``compile``                FAIL       the candidate does not build
+=========================  =========  ========================================
 
-SpecGen: per test the backend gives TRUE / FALSE / UNKNOWN (decide first; a
-backend may run a Plausible stage inside before answering UNKNOWN):
+SpecGen: per test the backend gives TRUE / FALSE / UNKNOWN / ERROR (decide
+first; a backend may run a Plausible stage inside before answering UNKNOWN).
+ERROR means the specification raised or answered a non-boolean: a
+specification is a total function, so that is FAIL whichever answer was
+wanted, never an abstention that the upper bound could turn into PASS.
 
 * precondition soundness: every test input satisfies the candidate precondition;
 * precondition completeness: every reject (unexpected) input violates it;
@@ -51,7 +57,11 @@ Aggregates (VERINA ``extract_score``): ``X_sound_complete`` = sound and complete
 
 from __future__ import annotations
 
+import contextlib
 import enum
+import os
+import re
+import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -65,15 +75,6 @@ class Score(enum.Enum):
     FAIL = "FAIL"
     UNKNOWN = "UNKNOWN"
 
-
-# Outcome failure kinds that mean "we could not observe the candidate", not "it is wrong".
-# Resource limits (time, memory, output size) and infrastructure failures are
-# UNKNOWN; everything else (raised exception, crash, exit, ill-typed result,
-# compile error) is FAIL.
-UNKNOWN_FAILURE_KINDS = frozenset({
-    "timeout", "memory", "output_limit", "unknown", "lost", "backend", "infra",
-    "missing_module",
-})
 
 METRICS_CODE = ("code",)
 METRICS_PRECOND = ("precond_sound", "precond_complete", "precond_sound_complete")
@@ -96,19 +97,41 @@ def code_test_score(outcome: Outcome, expected: Any, return_type: LeanType) -> S
     """One code test: run outcome vs. the expected output (see the module table)."""
     if outcome.ok:
         return Score.PASS if values_equal(return_type, outcome.value, expected) else Score.FAIL
-    if outcome.failure_kind in UNKNOWN_FAILURE_KINDS:
-        return Score.UNKNOWN
-    return Score.FAIL
+    return Score.UNKNOWN if outcome.inconclusive else Score.FAIL
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def _host_paths() -> list[str]:
+    """Paths that name this machine's layout (home, working and temp directories)."""
+    paths = {os.path.expanduser("~"), tempfile.gettempdir(),
+             os.path.realpath(tempfile.gettempdir())}
+    with contextlib.suppress(OSError):  # the working directory may be gone
+        paths.add(os.getcwd())
+    return sorted((p for p in paths if len(p) > 1), key=len, reverse=True)
+
+
+def report_text(text: str, limit: int = 200) -> str:
+    """A candidate's failure message as it may appear in a report: one line, at most
+    ``limit`` characters, control characters dropped and the host's own paths
+    replaced, so a report carries what the candidate said, not what the host is."""
+    line = " ".join(_CONTROL.sub(" ", str(text)).split())
+    for path in _host_paths():
+        line = line.replace(path, "<host>")
+    return line if len(line) <= limit else line[: limit - 3] + "..."
 
 
 def must_hold(verdict: Verdict) -> Score:
     """A test whose property must be true (sound precondition, complete postcondition)."""
-    return {Verdict.TRUE: Score.PASS, Verdict.FALSE: Score.FAIL}.get(verdict, Score.UNKNOWN)
+    return {Verdict.TRUE: Score.PASS, Verdict.FALSE: Score.FAIL,
+            Verdict.ERROR: Score.FAIL}.get(verdict, Score.UNKNOWN)
 
 
 def must_fail(verdict: Verdict) -> Score:
     """A test whose property must be false (complete precondition, sound postcondition)."""
-    return {Verdict.FALSE: Score.PASS, Verdict.TRUE: Score.FAIL}.get(verdict, Score.UNKNOWN)
+    return {Verdict.FALSE: Score.PASS, Verdict.TRUE: Score.FAIL,
+            Verdict.ERROR: Score.FAIL}.get(verdict, Score.UNKNOWN)
 
 
 @dataclass(frozen=True)

@@ -31,10 +31,6 @@ KINDS = (
     "reference_reproduces_expected",
 )
 
-# Reference failures that say "this backend could not run it", not "the suite is wrong".
-UNKNOWN_FAILURES = frozenset({"timeout", "memory", "unsupported", "unavailable", "unknown",
-                              "compile"})
-
 AGREE, DISAGREE, UNKNOWN = "agree", "disagree", "unknown"
 
 
@@ -117,6 +113,8 @@ def precond_verdict(c: Classification, want: Label) -> tuple[str, str]:
 def postcond_verdict(v: Verdict, want: bool) -> tuple[str, str]:
     if v == Verdict.UNKNOWN:
         return UNKNOWN, ""
+    if v == Verdict.ERROR:
+        return DISAGREE, "GT postcondition raised or answered a non-boolean"
     if (v == Verdict.TRUE) == want:
         return AGREE, ""
     return DISAGREE, f"GT postcondition says {v.value}"
@@ -133,7 +131,7 @@ def reference_verdict(t: LeanType, o: Outcome, expected: Any) -> tuple[str, str]
         if _same(t, o.value, expected):
             return AGREE, ""
         return DISAGREE, f"reference returned {o.value!r}, suite expects {expected!r}"
-    if o.failure_kind in UNKNOWN_FAILURES:
+    if o.inconclusive:  # the backend could not run it: says nothing about the suite
         return UNKNOWN, o.error
     return DISAGREE, f"reference failed: {o.error}"
 

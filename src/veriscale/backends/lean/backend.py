@@ -77,7 +77,7 @@ class CheckOutput:
     """What Lean said about one check, with the context needed to explain an unknown."""
 
     messages: list[LeanMessage]
-    failure: str = ""  # "timeout" / "crash: ..." when the process did not end normally
+    failure: str = ""  # "timeout" / "infrastructure: ..." when the check got no answer
     definition_errors: list[str] = field(default_factory=list)
     header_errors: list[str] = field(default_factory=list)
     dropped_imports: list[str] = field(default_factory=list)
@@ -287,7 +287,8 @@ class LeanBackend:
                         results[ji][ci] = out
         final: list[list[CheckOutput]] = []
         for row in results:
-            final.append([o if o is not None else CheckOutput([], "not run") for o in row])
+            final.append([o if o is not None else CheckOutput([], "infrastructure: not run")
+                      for o in row])
         return final
 
     def _pack(
@@ -321,14 +322,17 @@ class LeanBackend:
     def _run_file(
         self, pieces: list[tuple[render.Variant, list[tuple[int, int, str]]]]
     ) -> list[tuple[tuple[int, int], CheckOutput]]:
-        """Run one file; if Lean stops early, retry the checks it never reached.
+        """Run one file; if Lean stops early or times out, retry the checks it never reached.
 
         Lean can die mid-file with an ordinary exit status (the WASM module's
         memory cap, a stack overflow in some reduction), so "finished" means
         "the last unit's sentinel printed". The first unreached check is the
-        likely culprit: it is reported as a crash, and the checks after it go
-        to a new file (at most ``crash_retries`` times), so one bad check costs
-        one check, not the chunk.
+        likely culprit: it is reported (a crash as ``infrastructure``, a timeout
+        as ``timeout``), and the checks after it go to a new file without it
+        (at most ``crash_retries`` times), so one bad check costs one check,
+        not the chunk, and other candidates are never blamed. What is still
+        unreached after the last retry is ``infrastructure: ... (not retried)``:
+        UNKNOWN, never the candidate's FAIL.
         """
         outs: list[tuple[tuple[int, int], CheckOutput]] = []
         attempt = 0
@@ -340,6 +344,7 @@ class LeanBackend:
             outs.append(culprit)
             if attempt >= self.crash_retries:
                 why = culprit[1].failure
+                why = why if why.startswith("infrastructure") else f"infrastructure: {why}"
                 outs.extend(((ji, idx), CheckOutput([], f"{why} (not retried)"))
                             for _, items in rest for ji, idx, _ in items)
                 break
@@ -371,16 +376,23 @@ class LeanBackend:
                 with contextlib.suppress(OSError):
                     path.unlink()
         att = render.attribute(layout, result.messages)
-        stopped = not result.timed_out and not att.sentinel_seen[-1]
-        if stopped:
+        # A timeout or a crash leaves later checks unreached; both are retried.
+        stopped = result.timed_out or not att.sentinel_seen[-1]
+        if result.timed_out:
+            frontier = max((m.line for m in result.messages), default=0)
+            failure = "timeout"
+        elif stopped:
             frontier = max((m.line for m in result.messages), default=0)
             tail = (result.stderr.strip().splitlines() or result.other_output or [""])[-1]
-            failure = (f"crash: Lean stopped after line {frontier} of {len(layout.text.splitlines())}"
+            failure = ("infrastructure: Lean stopped after line "
+                       f"{frontier} of {len(layout.text.splitlines())}"
                        f" (exit {result.returncode}) {tail[:200]}").strip()
         else:
             frontier, failure = 0, result.failure
+            if failure.startswith("crash"):  # Lean died: the checker failed, not the candidate
+                failure = "infrastructure: Lean " + failure
         self._account(result, sum(len(items) for _, items in pieces), time.monotonic() - start,
-                      crashed=stopped)
+                      crashed=stopped and not result.timed_out)
         log.info("Lean file %s: %d checks of %d units, %.0fs, %s", path.name,
                  sum(len(i) for _, i in pieces), len(pieces), result.seconds,
                  failure or f"exit {result.returncode}")
@@ -391,6 +403,8 @@ class LeanBackend:
         culprit_kind: tuple[int, str] | None = None
         for ui, (variant, items) in enumerate(pieces):
             def_errors = [m.text for m in att.definitions[ui] if m.is_error]
+            own = set(variant.imports())  # another unit's missing imports are not this one's
+            dropped = [m for m in layout.dropped_imports if m in own]
             left: list[tuple[int, int, str]] = []
             for ci, item in enumerate(items):
                 ji, idx, command = item
@@ -398,22 +412,23 @@ class LeanBackend:
                 if stopped and first_line_of_check > frontier:
                     if culprit is None:
                         culprit = ((ji, idx), CheckOutput([], failure, def_errors, header_errors,
-                                                          layout.dropped_imports))
+                                                          dropped))
                         culprit_kind = (ui, _command_kind(command))
                     elif culprit_kind == (ui, _command_kind(command)) \
                             and "decide" not in culprit_kind[1]:
                         # The same implementation on another input (reference code is
                         # what crashes Lean: memory in reductions) would most likely
                         # take Lean down again, so it is not retried.
+                        what = "timed out" if result.timed_out else "crashed Lean"
                         done.append(((ji, idx), CheckOutput(
-                            [], f"{failure} (skipped: the same kind of check crashed Lean)",
-                            def_errors, header_errors, layout.dropped_imports)))
+                            [], f"{failure} (skipped: the same kind of check {what})",
+                            def_errors, header_errors, dropped)))
                     else:
                         left.append(item)
                     continue
                 done.append(((ji, idx), CheckOutput(att.checks[ui][ci], failure if not stopped
                                                     else "", def_errors, header_errors,
-                                                    layout.dropped_imports)))
+                                                    dropped)))
             if left:
                 rest.append((variant, left))
         return done, rest, culprit
@@ -462,11 +477,14 @@ class LeanBackend:
         return _Plan(variant, commands, slots, finish)
 
     def _lean_task(self, task: Task) -> str | None:
+        """``unsupported: ...`` when the task cannot be checked in Lean at all."""
         if task.lean is None:
-            return f"{task.id}: task has no Lean sections"
+            return f"unsupported: {task.id}: task has no Lean sections"
         return None
 
     def _spec_problem(self, spec: Spec | None) -> str | None:
+        """``compile: ...`` (the screen rejects it) or ``unsupported: ...`` (its imports
+        are missing here), else ``None``."""
         if spec is None:
             return None
         for name, text in (("precond", spec.precond), ("postcond", spec.postcond),
@@ -474,16 +492,16 @@ class LeanBackend:
             if text:
                 why = check_untrusted_lean(text)
                 if why:
-                    return f"spec {name}: {why}"
+                    return f"compile: spec {name}: {why}"
         bad = [m for m in render.import_lines(spec.imports) if not self._allow_import(m)]
         if bad:
-            return f"spec imports unavailable here: {', '.join(bad)}"
+            return f"unsupported: spec imports unavailable here: {', '.join(bad)}"
         return None
 
     def _plan_check_inputs(self, task: Task, inputs: Sequence[Input]) -> _Plan:
         bad = self._lean_task(task)
         if bad:
-            return _Plan(None, [], [_done(f"unknown: {bad}") for _ in inputs], check_answer)
+            return _Plan(None, [], [_done(bad) for _ in inputs], check_answer)
         return self._plan_items(
             render.Variant(task), inputs,
             lambda inp: render.check_command(render.precond_term(task, inp)),
@@ -521,8 +539,6 @@ class LeanBackend:
         if problem is None and impl is not None:
             problem = check_untrusted_lean(impl.code)
             problem = f"compile: {problem}" if problem else None
-        elif problem:
-            problem = f"unknown: {problem}"
         ret = task.signature.return_type
         if problem:
             return _Plan(None, [], [_done(Outcome(False, error=problem)) for _ in inputs],
@@ -678,6 +694,7 @@ class LeanBackend:
         problem = self._lean_task(task) or self._spec_problem(spec)
         if problem is None and impl is not None:
             problem = check_untrusted_lean(impl.code)
+            problem = f"compile: {problem}" if problem else None
         if problem:
             return _Plan(None, [], [_done(problem)], compile_answer)
         variant = render.Variant(task, spec=spec, impl=impl)
@@ -686,9 +703,18 @@ class LeanBackend:
                      compile_answer)
 
 
+def _broken_definitions(out: CheckOutput, limit: int = 200) -> str:
+    """Definitions failed: the candidate's fault (``compile``), unless this Lean lacks
+    imports the file asked for, when nobody can tell (``unsupported``)."""
+    first = first_line(out.definition_errors[0], limit)
+    if out.dropped_imports:
+        return f"unsupported: imports unavailable here ({', '.join(out.dropped_imports)}): {first}"
+    return "compile: " + first
+
+
 def compile_answer(out: CheckOutput) -> str | None:
     if out.definition_errors:
-        return "compile: " + first_line(out.definition_errors[0], 500)
+        return _broken_definitions(out, 500)
     if out.errors:
         return "compile: " + first_line(out.errors[0], 500)
     if not out.infos:
@@ -724,7 +750,7 @@ def value_outcome(out: CheckOutput, ret: Any, kernel: bool) -> Outcome:
     """The printed value of a call, parsed by type; failures say why."""
     if out.errors:
         if out.definition_errors:
-            return Outcome(False, error="compile: " + first_line(out.definition_errors[0]))
+            return Outcome(False, error=_broken_definitions(out))
         reason = error_reason(out.errors[0])
         if reason.startswith(("error:", "unknown identifier")):
             return Outcome(False, error="compile: " + reason)  # the call did not elaborate
@@ -736,7 +762,7 @@ def value_outcome(out: CheckOutput, ret: Any, kernel: bool) -> Outcome:
         if out.failure:
             return Outcome(False, error=out.failure)
         if out.definition_errors:
-            return Outcome(False, error="compile: " + first_line(out.definition_errors[0]))
+            return Outcome(False, error=_broken_definitions(out))
         return Outcome(False, error="unknown: " + reason)
     text = out.infos[-1]
     if kernel and render.has_float(ret):  # Float and opaque types: no comparable normal form
@@ -752,7 +778,7 @@ def value_outcome(out: CheckOutput, ret: Any, kernel: bool) -> Outcome:
             value = parse_lean(ret, text)
     except Exception as exc:
         if out.definition_errors:  # e.g. a library name this Lean lacks: the code is broken
-            return Outcome(False, error="compile: " + first_line(out.definition_errors[0]))
+            return Outcome(False, error=_broken_definitions(out))
         stuck = kernel and not render.has_float(ret)
         what = "stuck reduction" if stuck else "unparsable output"
         return Outcome(False, error=f"unknown: {what}: {first_line(text, 120)} ({exc})")

@@ -10,6 +10,7 @@ is statically checked and runs with restricted builtins and imports.
 
 from __future__ import annotations
 
+import hashlib
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -17,6 +18,7 @@ from typing import Any
 from veriscale.backends.base import (
     BackendStats,
     Classification,
+    FailureKind,
     Implementation,
     Label,
     Outcome,
@@ -34,6 +36,18 @@ from veriscale.benchmark.python_format import module_source
 from veriscale.values import check, from_native, to_native
 
 NO_PYTHON = "unsupported: task has no Python specification"
+
+# Sandbox failures that mean the sandbox, not the candidate, failed (a lost worker).
+_SANDBOX_TROUBLE = ("crash: no result", "crash: worker keeps losing the module",
+                    "crash: sandbox worker failed to start", "compile: crash: sandbox worker")
+
+
+def outcome_error(error: str) -> str:
+    """The sandbox's failure text in the outcome contract: a lost or unstartable
+    worker is ``infrastructure`` (UNKNOWN), never the candidate's ``crash``."""
+    if error.startswith(_SANDBOX_TROUBLE):
+        return "infrastructure: sandbox " + error.split(":", 1)[1].strip()
+    return error
 
 
 def _join(*parts: str) -> str:
@@ -56,6 +70,7 @@ class PythonBackend:
                                memory_mb=memory_mb, cpu_seconds=cpu_seconds)
         self.sandbox = Sandbox(workers=workers, limits=limits, batch_size=batch_size)
         self.check_safety = check_safety
+        self._spec_errors: dict[tuple[str, str, str], str] = {}
         self._stats = BackendStats()
         ignored = sorted(k for k, v in other.items() if v is not None)
         if ignored:
@@ -164,9 +179,37 @@ class PythonBackend:
             out[k] = r
         return [r for r in out if r is not None]
 
-    def _bool_verdicts(self, results: list[CallResult]) -> list[Verdict]:
-        return [Verdict.of(r.value) if r.ok and isinstance(r.value, bool) else Verdict.UNKNOWN
-                for r in results]
+    def _bool_verdicts(self, results: list[CallResult], key: tuple[str, str, str] | None = None
+                       ) -> list[Verdict]:
+        """A spec's answers. Raising, crashing or answering a non-boolean is ERROR (a
+        specification is total: that is a wrong answer, not an abstention); limits,
+        a lost worker and items that could not be presented (ill-typed) are UNKNOWN.
+        The first ERROR's message is kept under ``key`` for :meth:`spec_error`."""
+        out: list[Verdict] = []
+        for r in results:
+            if r.ok and isinstance(r.value, bool):
+                out.append(Verdict.of(r.value))
+                continue
+            if r.ok:
+                why = f"error: answered {type(r.value).__name__}, not bool"
+            else:
+                why = outcome_error(r.error)
+                kind = FailureKind.of_error(why)
+                if kind.inconclusive or kind in (FailureKind.ILL_TYPED, FailureKind.COMPILE):
+                    out.append(Verdict.UNKNOWN)
+                    continue
+            out.append(Verdict.ERROR)
+            if key is not None:
+                self._spec_errors.setdefault(key, why)
+        return out
+
+    def spec_error(self, task: Task, spec: Spec, which: str) -> str | None:
+        """The first failure message of ``spec``'s ``which`` ("pre"/"post") half on
+        ``task``, when it raised (Verdict.ERROR) in this backend's lifetime."""
+        if task.python is None:
+            task = _with_empty_aux(task)
+        source, _, _ = self._spec_module(task, spec, which)
+        return self._spec_errors.get(_spec_key(task, which, source))
 
     def classify(self, task: Task, inputs: Sequence[Input]) -> list[Classification]:
         if task.python is None:
@@ -202,7 +245,7 @@ class PythonBackend:
     @staticmethod
     def _outcome(task: Task, r: CallResult) -> Outcome:
         if not r.ok:
-            return Outcome(False, error=r.error)
+            return Outcome(False, error=outcome_error(r.error))
         t = task.signature.return_type
         try:
             value = from_native(t, r.value)
@@ -245,7 +288,7 @@ class PythonBackend:
         bad.update(extra_bad or {})
         func = "precondition" if which == "pre" else "postcondition"
         results = self._evaluate(source, [func], extend(natives), bad, restricted)
-        return self._bool_verdicts(results)
+        return self._bool_verdicts(results, _spec_key(task, which, source) if restricted else None)
 
     def compile(self, task: Task, impl: Implementation | None = None,
                 spec: Spec | None = None) -> str | None:
@@ -269,6 +312,10 @@ class PythonBackend:
             if err:
                 return err
         return None
+
+
+def _spec_key(task: Task, which: str, source: str) -> tuple[str, str, str]:
+    return task.id, which, hashlib.sha256(source.encode()).hexdigest()
 
 
 def _with_empty_aux(task: Task) -> Task:

@@ -1,0 +1,62 @@
+"""Batched Lean files that time out or crash never blame candidates that did not run.
+
+Uses the fake ``lean`` of ``test_lean_backend_fake`` plus two triggers: a line
+holding ``HANG`` sleeps past the timeout, one holding ``DIE`` exits quietly.
+"""
+
+from __future__ import annotations
+
+import stat
+import sys
+from pathlib import Path
+
+import pytest
+from test_lean_backend_fake import FAKE, _backend, _task
+
+from veriscale.backends.base import Implementation, Outcome
+from veriscale.evaluation.harness import evaluate
+from veriscale.evaluation.scoring import Score
+from veriscale.evaluation.solutions import Candidate
+
+LOOP = "for i, line in enumerate(lines, 1):\n"
+TRIGGERS = LOOP + """    if "HANG" in line:
+        time.sleep(60)
+    if "DIE" in line:
+        sys.exit(1)
+"""
+
+
+@pytest.fixture()
+def fake(tmp_path: Path) -> Path:
+    """The fake answers line by line, so a trigger keeps the messages before it."""
+    log = tmp_path / "calls.log"
+    exe = tmp_path / "lean"
+    assert LOOP in FAKE
+    exe.write_text(f"#!{sys.executable}\nLOG = {str(log)!r}\n" + FAKE.replace(LOOP, TRIGGERS))
+    exe.chmod(exe.stat().st_mode | stat.S_IEXEC)
+    return exe
+
+
+def _impl(body: str) -> Implementation:
+    return Implementation(f"def F (x : Int) (h_precond : F_precond x) : Int := {body}")
+
+
+def test_a_hanging_candidate_does_not_fail_the_others(fake: Path, tmp_path: Path) -> None:
+    be = _backend(fake, tmp_path, timeout=3)
+    task = _task()
+    good, slow = _impl("2 * x"), _impl("2 * x  -- HANG")
+    got = be.compile_many([(task, good, None), (task, slow, None), (task, good, None)])
+    # The slow candidate is unknown (timeout); the one after it was retried alone.
+    assert got[0] is None and got[2] is None, got
+    assert got[1] is not None and not got[1].startswith("compile"), got
+
+
+def test_a_crash_is_infrastructure_and_unknown(fake: Path, tmp_path: Path) -> None:
+    be = _backend(fake, tmp_path, crash_retries=0)
+    task = _task()
+    outs = be.run(task, _impl("2 * x  -- DIE"), [(1,), (2,)])
+    assert all(isinstance(o, Outcome) and o.inconclusive for o in outs), outs
+    assert all(o.error.startswith("infrastructure") for o in outs)
+    rep = evaluate(be, [task], {task.id: [Candidate(task.id, 0, _impl("2 * x  -- DIE"))]})
+    sample = rep.tasks[0].samples[0]
+    assert sample.metrics["code"].lower is Score.UNKNOWN, sample
