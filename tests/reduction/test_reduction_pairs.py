@@ -100,7 +100,7 @@ def test_keep_original_first_then_cover_then_fill():
         row(4, "abc", 2),
         row(5, "", 9),
     ]
-    plain = reduce_pairs(rows, budget=3)
+    plain = reduce_pairs(rows, budget=3, keep_original=False)
     # without originals: cover = case 4, then case 2 (2 kills), then case 3 (more records)
     assert plain.selected == [2, 3, 4]
     assert REASON_ORIGINAL not in plain.reasons.values()

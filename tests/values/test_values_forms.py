@@ -188,7 +188,14 @@ def test_render_hazards():
     assert render_hazard(STRING, 'a"b')
     assert render_hazard(STRING, "it's") is None
     assert json_render_hazard(STRING, 'a"b')
-    assert json_render_hazard(STRING, "x\ny")
+    # Lean's lexer takes raw newlines and tabs inside a string literal
+    assert json_render_hazard(STRING, "x\ny") is None
+    assert json_render_hazard(STRING, "x\ty") is None
+    assert json_render_hazard(STRING, "x\x01y")
+    # e-notation is a Lean scientific literal; only nan/inf have no literal
+    assert json_render_hazard(parse_type("Float"), 1e-05) is None
+    assert json_render_hazard(ListT(parse_type("Float")), [2.5e20]) is None
+    assert json_render_hazard(parse_type("Float"), math.inf)
     assert json_render_hazard(STRING, "C:\\path")
     assert json_render_hazard(STRING, 'a\\"b') is None
     assert json_render_hazard(CHAR, "ab")

@@ -74,7 +74,7 @@ def test_duplicates_are_found_after_canonicalisation(tmp_path):
 
 @pytest.mark.parametrize(
     ("t", "raw"),
-    [("String", "a\\qb"), ("String", "line\nbreak"), ("Char", "ab"), ("Char", "'"),
+    [("String", "a\\qb"), ("String", "bell\x07"), ("Char", "ab"), ("Char", "'"),
      ("List String", ["a"])],
 )
 def test_render_hazards_are_found(tmp_path, t, raw):
@@ -89,6 +89,23 @@ def test_render_hazards_are_found(tmp_path, t, raw):
     edit_json(path / "reject_inputs.json", lambda rows: [])
     (task,) = validate_dataset(tmp_path).tasks
     assert "render_hazard" in {d.kind for d in task.defects}
+
+
+@pytest.mark.parametrize(("t", "raw"), [("String", "line\nbreak"), ("String", "tab\there"),
+                                        ("List Float", [1e-05, 2.5e20])])
+def test_what_leans_lexer_accepts_is_no_hazard(tmp_path, t, raw):
+    """Raw newlines/tabs in a string and e-notation floats are Lean literals as they are."""
+    write_dataset(tmp_path, 1)
+    path = tmp_path / "toy_1"
+
+    def retype(meta):
+        meta["signature"]["parameters"][0]["param_type"] = t
+    edit_json(path / "task.json", retype)
+    edit_json(path / "test.json", lambda rows: [
+        {"input": {"s": raw, "xs": "[]"}, "expected": 0, "unexpected": []}])
+    edit_json(path / "reject_inputs.json", lambda rows: [])
+    (task,) = validate_dataset(tmp_path).tasks
+    assert "render_hazard" not in {d.kind for d in task.defects}, task.defects
 
 
 def test_unloadable_task_is_an_error_not_a_crash(tmp_path):

@@ -126,6 +126,10 @@ class Task:
     python: PythonSections | None = None
     meta: dict[str, Any] = field(default_factory=dict)  # task.json, kept for writing
     path: Path | None = None
+    unreadable: dict[str, str] = field(default_factory=dict)
+    """Rows files (``test.json``, ``reject_inputs.json``) that could not be read, with
+    the reason: their rows are unknown, not absent, so nothing may be scored as passing
+    them."""
 
     @property
     def has_trivial_precondition(self) -> bool:

@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from veriscale.atomic import write_text_atomic
-from veriscale.benchmark.model import Input, LoadIssue, PythonSections, Signature, Task, TestCase
+from veriscale.benchmark import rows
+from veriscale.benchmark.model import LoadIssue, PythonSections, Signature, Task
 
 FORMAT = "veriscale-python/1"
 SECTIONS = ("aux", "precondition", "reference", "postcondition")
@@ -165,14 +166,14 @@ def load_task_dir(path: Path) -> tuple[Task | None, list[LoadIssue]]:
     description = ""
     try:
         description = desc_path.read_text(encoding="utf-8")
-    except OSError as exc:
-        issue(desc_path.name, "description_file", "missing_file", str(exc))
+    except (OSError, UnicodeDecodeError) as exc:
+        issue(desc_path.name, "description_file", _file_kind(exc), str(exc))
 
     code_path = path / str(files["code_file"])
     try:
         source = code_path.read_text(encoding="utf-8")
-    except OSError as exc:
-        issue(code_path.name, "code_file", "missing_file", str(exc))
+    except (OSError, UnicodeDecodeError) as exc:
+        issue(code_path.name, "code_file", _file_kind(exc), str(exc))
         return None, issues
     try:
         sections = split_sections(source)
@@ -185,114 +186,58 @@ def load_task_dir(path: Path) -> tuple[Task | None, list[LoadIssue]]:
     if problems:
         return None, issues
 
-    test_path = path / str(files["test_file"])
-    tests = _load_tests(signature, test_path, issue)
-    reject_path = path / str(files["reject_inputs_file"])
-    rejects = _load_rejects(signature, reject_path, issue)
+    unreadable: dict[str, str] = {}
+    tests = _rows(rows.decode_tests, signature, path / str(files["test_file"]), issue, unreadable)
+    rejects = _rows(rows.decode_rejects, signature, path / str(files["reject_inputs_file"]),
+                    issue, unreadable)
 
     task = Task(
         id=task_id, description=description, signature=signature, tests=tests,
-        reject_inputs=rejects, python=sections, meta=meta, path=path,
+        reject_inputs=rejects, python=sections, meta=meta, path=path, unreadable=unreadable,
     )
     return task, issues
 
 
-def _read_json(p: Path, label: str, issue: Any, *, required: bool = True) -> Any:
+def _file_kind(exc: BaseException) -> str:
+    if isinstance(exc, FileNotFoundError):
+        return "missing_file"
+    return "bad_file"
+
+
+def _read_json(p: Path, label: str, issue: Any) -> Any:
+    """Parsed JSON of ``p``, or ``None`` after reporting why it cannot be read."""
     try:
         text = p.read_text(encoding="utf-8")
-    except OSError as exc:
-        if required:
-            issue(label, "", "missing_file", str(exc))
+    except (OSError, UnicodeDecodeError) as exc:
+        issue(label, "", _file_kind(exc), str(exc))
         return None
     try:
         return json.loads(text)
-    except ValueError as exc:
-        issue(label, "", "bad_json", str(exc))
+    except (ValueError, RecursionError) as exc:
+        issue(label, "", "bad_json", rows.json_error(exc))
         return None
 
 
-def _items(p: Path, issue: Any) -> list[Any]:
-    data = _read_json(p, p.name, issue, required=False)
+def _rows(decoder: Any, signature: Signature, p: Path, issue: Any,
+          unreadable: dict[str, str]) -> list[Any]:
+    """Decode one rows file; a missing, unreadable or non-list file goes into
+    ``unreadable`` (never read as zero rows)."""
+    problems: list[str] = []
+
+    def note(label: str, fld: str, kind: str, message: str) -> None:
+        problems.append(message)
+        issue(label, fld, kind, message)
+
+    data = _read_json(p, p.name, note)
     if data is None:
-        if not p.exists():
-            issue(p.name, "", "missing_file", f"{p} does not exist")
+        unreadable[p.name] = problems[-1] if problems else f"{p.name} could not be read"
         return []
-    if not isinstance(data, list):
-        issue(p.name, "", "bad_json", "the file must hold a JSON list")
-        return []
-    return data
-
-
-def _load_tests(signature: Signature, p: Path, issue: Any) -> list[TestCase]:
-    tests: list[TestCase] = []
-    for i, raw in enumerate(_items(p, issue)):
-        where = f"[{i}]"
-        if not isinstance(raw, dict) or "input" not in raw or "expected" not in raw:
-            issue(p.name, where, "bad_json", "a test needs 'input' and 'expected'")
-            continue
-        inp = _decode_input(signature, raw["input"], p.name, f"{where}.input", issue)
-        if inp is None:
-            continue
-        try:
-            expected = signature.decode_output(raw["expected"])
-        except (ValueError, TypeError) as exc:
-            issue(p.name, f"{where}.expected", _kind(exc), str(exc))
-            continue
-        unexpected = []
-        raw_unexpected = raw.get("unexpected", [])
-        if not isinstance(raw_unexpected, list):
-            issue(p.name, f"{where}.unexpected", "bad_json", "must be a list")
-            raw_unexpected = []
-        for j, u in enumerate(raw_unexpected):
-            try:
-                unexpected.append(signature.decode_output(u))
-            except (ValueError, TypeError) as exc:
-                issue(p.name, f"{where}.unexpected[{j}]", _kind(exc), str(exc))
-        tests.append(TestCase(inp, expected, unexpected,
-                              str(raw.get("provenance", "original"))))
-    return tests
-
-
-def _load_rejects(signature: Signature, p: Path, issue: Any) -> list[Input]:
-    rejects: list[Input] = []
-    for i, raw in enumerate(_items(p, issue)):
-        where = f"[{i}]"
-        if not isinstance(raw, dict) or "input" not in raw:
-            issue(p.name, where, "bad_json", "a reject input needs 'input'")
-            continue
-        inp = _decode_input(signature, raw["input"], p.name, f"{where}.input", issue)
-        if inp is not None:
-            rejects.append(inp)
-    return rejects
-
-
-def _decode_input(signature: Signature, raw: Any, file: str, where: str,
-                  issue: Any) -> Input | None:
     try:
-        return signature.decode_input(raw)
-    except (ValueError, TypeError) as exc:
-        bad = _bad_param(signature, raw)
-        issue(file, f"{where}.{bad}" if bad else where, _kind(exc), str(exc))
-        return None
-
-
-def _bad_param(signature: Signature, raw: Any) -> str:
-    """The first parameter whose value does not decode (for the issue's field)."""
-    if not isinstance(raw, dict):
-        return ""
-    from veriscale.values import decode
-
-    for p in signature.params:
-        if p.name in raw:
-            try:
-                decode(p.type, raw[p.name])
-            except (ValueError, TypeError):
-                return p.name
-    return ""
-
-
-def _kind(exc: Exception) -> str:
-    return "unparsable" if type(exc).__name__ == "Unparsable" else "ill_typed"
+        return decoder(signature, data, issue, p.name)
+    except rows.RowsUnreadable as exc:
+        issue(p.name, "", "bad_json", str(exc))
+        unreadable[p.name] = str(exc)
+        return []
 
 
 # ---------------------------------------------------------------------------
@@ -312,17 +257,8 @@ def write_task_dir(task: Task, path: Path) -> Path:
         **DEFAULT_FILES,
         "metadata": dict(task.meta.get("metadata", {})) if isinstance(task.meta, dict) else {},
     }
-    tests = []
-    for t in task.tests:
-        item: dict[str, Any] = {
-            "input": task.signature.encode_input(t.input),
-            "expected": task.signature.encode_output(t.expected),
-            "unexpected": [task.signature.encode_output(u) for u in t.unexpected],
-        }
-        if t.provenance != "original":
-            item["provenance"] = t.provenance
-        tests.append(item)
-    rejects = [{"input": task.signature.encode_input(r)} for r in task.reject_inputs]
+    tests = rows.encode_tests(task.id, task.signature, task.tests)
+    rejects = rows.encode_rejects(task.id, task.signature, task.reject_inputs)
     write_text_atomic(path / "task.json", _dumps(meta))
     write_text_atomic(path / "description.txt", task.description)
     write_text_atomic(path / "task.py", module_source(task.python))

@@ -23,9 +23,9 @@ from pathlib import Path
 from typing import Any
 
 from veriscale.atomic import write_text_atomic
-from veriscale.benchmark.model import Input, LeanSections, LoadIssue, Signature, Task, TestCase
-from veriscale.values import TypeParseError, ValueError_, decode
-from veriscale.values.value import Unparsable
+from veriscale.benchmark import rows
+from veriscale.benchmark.model import LeanSections, LoadIssue, Signature, Task
+from veriscale.values import TypeParseError
 
 TASK_JSON = "task.json"
 DESCRIPTION = "description.txt"
@@ -309,8 +309,8 @@ def parse_raw_json(raw: RawTask) -> RawTask:
         if name in raw.texts and name not in raw.data:
             try:
                 raw.data[name] = json.loads(raw.texts[name])
-            except json.JSONDecodeError as exc:
-                raw.issues.append(LoadIssue(raw.name, name, "", "bad_json", str(exc)))
+            except (ValueError, RecursionError) as exc:  # RecursionError: nested too deeply
+                raw.issues.append(LoadIssue(raw.name, name, "", "bad_json", rows.json_error(exc)))
     return raw
 
 
@@ -325,12 +325,6 @@ def _signature_difference(other: Any, signature: dict[str, Any]) -> str:
         if {**other, "parameters": renamed} == signature:
             return "parameters use keys 'name'/'type' instead of 'param_name'/'param_type'"
     return "differs from the signature in task.json (task.json's is used)"
-
-
-def _value_issue_kind(exc: Exception) -> str:
-    if isinstance(exc, Unparsable):
-        return "unparsable"
-    return "ill_typed"
 
 
 def build_task(raw: RawTask) -> tuple[Task | None, list[LoadIssue]]:
@@ -370,8 +364,9 @@ def build_task(raw: RawTask) -> tuple[Task | None, list[LoadIssue]]:
     if lean is None:
         return None, issues
 
-    tests = _decode_tests(signature, raw.data.get(TEST_JSON, []), issue)
-    rejects = _decode_rejects(signature, raw.data.get(REJECT_JSON, []), issue)
+    unreadable: dict[str, str] = {}
+    tests = _read_rows(rows.decode_tests, signature, raw, TEST_JSON, issue, unreadable)
+    rejects = _read_rows(rows.decode_rejects, signature, raw, REJECT_JSON, issue, unreadable)
     task = Task(
         id=meta.get("id") if isinstance(meta.get("id"), str) else name,
         description=raw.texts.get(DESCRIPTION, ""),
@@ -381,89 +376,27 @@ def build_task(raw: RawTask) -> tuple[Task | None, list[LoadIssue]]:
         lean=lean,
         meta=meta,
         path=raw.path,
+        unreadable=unreadable,
     )
     return task, issues
 
 
-def _decode_input(
-    signature: Signature, raw: Any, file: str, where: str, issue: Any
-) -> Input | None:
-    """Decode one ``{"param": json}`` input, reporting every bad parameter by name."""
-    if not isinstance(raw, dict):
-        issue(file, where, "ill_typed", f"input must be an object, got {type(raw).__name__}")
-        return None
-    missing = [n for n in signature.names if n not in raw]
-    extra = [k for k in raw if k not in signature.names]
-    if missing or extra:
-        issue(file, where, "ill_typed", f"keys differ from parameters: missing {missing}, "
-              f"extra {extra}")
-        return None
-    values: list[Any] = []
-    ok = True
-    for p in signature.params:
-        try:
-            values.append(decode(p.type, raw[p.name]))
-        except ValueError_ as exc:
-            issue(file, f"{where}.{p.name}", _value_issue_kind(exc), str(exc))
-            ok = False
-    return tuple(values) if ok else None
-
-
-def _decode_value(
-    signature: Signature, raw: Any, file: str, where: str, issue: Any
-) -> tuple[bool, Any]:
+def _read_rows(
+    decoder: Any, signature: Signature, raw: RawTask, file: str, issue: Any,
+    unreadable: dict[str, str],
+) -> list[Any]:
+    """Decode one rows file; a missing, unreadable or non-list file is recorded in
+    ``unreadable`` (never read as zero rows) and reported once."""
+    if file not in raw.data:
+        problem = next((i for i in raw.issues if i.file == file), None)
+        unreadable[file] = problem.message if problem else f"{file} could not be read"
+        return []
     try:
-        return True, signature.decode_output(raw)
-    except ValueError_ as exc:
-        issue(file, where, _value_issue_kind(exc), str(exc))
-    return False, None
-
-
-def _decode_tests(signature: Signature, rows: Any, issue: Any) -> list[TestCase]:
-    if not isinstance(rows, list):
-        issue(TEST_JSON, "", "bad_json", "test.json must hold a JSON list")
+        return decoder(signature, raw.data[file], issue, file)
+    except rows.RowsUnreadable as exc:
+        issue(file, "", "bad_json", str(exc))
+        unreadable[file] = str(exc)
         return []
-    out: list[TestCase] = []
-    for i, row in enumerate(rows):
-        where = f"[{i}]"
-        if not isinstance(row, dict) or "input" not in row or "expected" not in row:
-            issue(TEST_JSON, where, "bad_json", "a test row needs 'input' and 'expected'")
-            continue
-        inp = _decode_input(signature, row["input"], TEST_JSON, f"{where}.input", issue)
-        ok, expected = _decode_value(
-            signature, row["expected"], TEST_JSON, f"{where}.expected", issue
-        )
-        if inp is None or not ok:
-            continue
-        raw_unexpected = row.get("unexpected") or []
-        if not isinstance(raw_unexpected, list):
-            issue(TEST_JSON, f"{where}.unexpected", "bad_json", "'unexpected' must be a list")
-            raw_unexpected = []
-        unexpected: list[Any] = []
-        for j, value in enumerate(raw_unexpected):
-            ok, decoded = _decode_value(
-                signature, value, TEST_JSON, f"{where}.unexpected[{j}]", issue
-            )
-            if ok:
-                unexpected.append(decoded)
-        out.append(TestCase(inp, expected, unexpected))
-    return out
-
-
-def _decode_rejects(signature: Signature, rows: Any, issue: Any) -> list[Input]:
-    if not isinstance(rows, list):
-        issue(REJECT_JSON, "", "bad_json", "reject_inputs.json must hold a JSON list")
-        return []
-    out: list[Input] = []
-    for i, row in enumerate(rows):
-        where = f"[{i}]"
-        if not isinstance(row, dict) or "input" not in row:
-            issue(REJECT_JSON, where, "bad_json", "a reject row needs 'input'")
-            continue
-        inp = _decode_input(signature, row["input"], REJECT_JSON, f"{where}.input", issue)
-        if inp is not None:
-            out.append(inp)
-    return out
 
 
 def load_task_dir(path: Path) -> tuple[Task | None, list[LoadIssue]]:
@@ -501,30 +434,13 @@ def task_json_dict(task: Task) -> dict[str, Any]:
 
 
 def tests_json(task: Task) -> list[dict[str, Any]]:
-    """``test.json`` rows in the VERINA encoding; raises ``ValueError`` naming a bad value."""
-    sig = task.signature
-    rows: list[dict[str, Any]] = []
-    for i, case in enumerate(task.tests):
-        try:
-            rows.append({
-                "input": sig.encode_input(case.input),
-                "expected": sig.encode_output(case.expected),
-                "unexpected": [sig.encode_output(v) for v in case.unexpected],
-            })
-        except (ValueError_, ValueError) as exc:
-            raise ValueError(f"{task.id}: {TEST_JSON}[{i}]: cannot encode: {exc}") from exc
-    return rows
+    """``test.json`` rows (see :mod:`veriscale.benchmark.rows`)."""
+    return rows.encode_tests(task.id, task.signature, task.tests)
 
 
 def rejects_json(task: Task) -> list[dict[str, Any]]:
-    sig = task.signature
-    rows: list[dict[str, Any]] = []
-    for i, inp in enumerate(task.reject_inputs):
-        try:
-            rows.append({"input": sig.encode_input(inp)})
-        except (ValueError_, ValueError) as exc:
-            raise ValueError(f"{task.id}: {REJECT_JSON}[{i}]: cannot encode: {exc}") from exc
-    return rows
+    """``reject_inputs.json`` rows (see :mod:`veriscale.benchmark.rows`)."""
+    return rows.encode_rejects(task.id, task.signature, task.reject_inputs)
 
 
 def write_task_dir(task: Task, path: Path, *, signature_json: bool | None = None) -> Path:

@@ -17,10 +17,13 @@ from rich.table import Table
 @click.option("--run-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Run directory holding the kill matrix (tasks/<id>/unexpected.json). "
               "Default: PLUS_DIR's parent when it is a run directory.")
-@click.option("--max-pairs", type=int, default=50, show_default=True)
-@click.option("--max-reject-inputs", type=int, default=50, show_default=True)
-@click.option("--keep-original/--no-keep-original", default=True, show_default=True,
-              help="Keep every original row before spending the pair budget.")
+@click.option("--max-pairs", type=int, default=None,
+              help="Pair budget per task (default: the run's, else 50).")
+@click.option("--max-reject-inputs", type=int, default=None,
+              help="Reject-input budget per task (default: the run's, else 50).")
+@click.option("--keep-original/--no-keep-original", default=None,
+              help="Keep every original row before spending the pair budget "
+              "(default: the run's, else on).")
 @click.option("--json", "as_json", is_flag=True, help="Print the per-task sizes as JSON.")
 def reduce_command(plus_dir, out, run_dir, max_pairs, max_reject_inputs, keep_original, as_json):
     """Reduce PLUS_DIR (any VERINA-format or Python-format suite) to a Lite suite.
@@ -33,7 +36,7 @@ def reduce_command(plus_dir, out, run_dir, max_pairs, max_reject_inputs, keep_or
     import json
 
     from veriscale.benchmark.loader import NotADataset, load_benchmark
-    from veriscale.pipeline.reduce import reduce_suite
+    from veriscale.pipeline.reduce import reduce_suite, run_reduction_settings
 
     console = Console(stderr=True)
     try:
@@ -45,10 +48,15 @@ def reduce_command(plus_dir, out, run_dir, max_pairs, max_reject_inputs, keep_or
         console.print(f"[yellow]load:[/] {issue}")
     if run_dir is None and (plus_dir.resolve().parent / "tasks").is_dir():
         run_dir = plus_dir.resolve().parent
-    summary = reduce_suite(
-        tasks, out, run_dir=run_dir, max_pairs=max_pairs,
-        max_reject_inputs=max_reject_inputs, keep_original=keep_original,
-    )
+    settings = run_reduction_settings(run_dir)
+    overrides = {"max_pairs": max_pairs, "max_reject_inputs": max_reject_inputs,
+                 "keep_original": keep_original}
+    settings = settings.model_copy(update={k: v for k, v in overrides.items() if v is not None})
+    try:
+        summary = reduce_suite(tasks, out, run_dir=run_dir, settings=settings)
+    except (OSError, ValueError) as exc:
+        console.print(f"[red]error:[/] {exc}")
+        sys.exit(1)
     if as_json:
         click.echo(json.dumps(summary, indent=2))
         return

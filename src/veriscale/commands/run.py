@@ -28,38 +28,54 @@ def _options(f):  # shared by run and expand
     return f
 
 
+EXIT_TASK_FAILED = 1
+"""Some task failed a stage: the suites miss it (or the previous ones were kept)."""
+EXIT_USAGE = 2
+EXIT_LOCKED = 3
+
+
 def _go(benchmark_dir, out, backend, runner, llm, config_path, seed, tasks, reduce):
-    from veriscale.benchmark.loader import detect_format, task_dirs
+    from pydantic import ValidationError
+
+    from veriscale.benchmark.loader import task_dirs
     from veriscale.pipeline.config import load_config
     from veriscale.pipeline.run import run_pipeline
+    from veriscale.pipeline.rundir import RunDirLocked
 
     console = Console(stderr=True)
     try:
-        dirs = task_dirs(benchmark_dir)
+        task_dirs(benchmark_dir)
     except NotADataset as exc:
         console.print(f"[red]error:[/] {exc}")
-        sys.exit(2)
-    overrides: dict = {"seed": seed}
+        sys.exit(EXIT_USAGE)
+    overrides: dict = {"seed": seed, "backend": backend}
     if tasks:
         overrides["tasks"] = [t.strip() for t in tasks.split(",") if t.strip()]
-    config = load_config(config_path, **overrides)
-    if backend is None and config_path is None:
-        backend = "python" if detect_format(dirs[0]) == "python" else "lean"
-    if backend:
-        config.backend = backend
+    try:
+        config = load_config(config_path, **overrides)  # backend unset: detected by the run
+    except (OSError, ValueError, ValidationError) as exc:
+        console.print(f"[red]error:[/] {config_path}: {exc}")
+        sys.exit(EXIT_USAGE)
     if runner:
         config.backend_options = {**config.backend_options, "runner": runner}
     if llm:
         config.llm = {**config.llm, "provider": llm}
-    result = run_pipeline(benchmark_dir, out, config, reduce=reduce, report=reduce, console=console)
+    try:
+        result = run_pipeline(benchmark_dir, out, config, reduce=reduce, report=reduce,
+                              console=console)
+    except RunDirLocked as exc:
+        console.print(f"[red]error:[/] {exc}")
+        sys.exit(EXIT_LOCKED)
     console.print(f"run directory: {result.run_dir}")
     for name in ("plus", "lite", "report.md"):
         path = result.run_dir / name
         if path.exists():
             console.print(f"  {name}: {path}")
     if result.errors:
-        console.print(f"[yellow]{len(result.errors)} task(s) failed a stage:[/] "
-                      + ", ".join(sorted(result.errors)))
+        console.print(f"[red]{len(result.errors)} task(s) failed:[/]")
+        for task_id, err in sorted(result.errors.items()):
+            console.print(f"  {task_id}: stage {err['stage']}: {err['error']}")
+        sys.exit(EXIT_TASK_FAILED)
     sys.exit(0)
 
 

@@ -16,6 +16,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from veriscale.reduction.pairs import KEEP_ORIGINAL, MAX_PAIRS_PER_TASK
+from veriscale.reduction.reject_inputs import KEEP_PER_CRITICAL_BUCKET, KEEP_REJECT_INPUTS_PER_TASK
+
 
 class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -53,11 +56,13 @@ class AdversarySettings(_Section):
 
 
 class ReductionSettings(_Section):
-    max_reject_inputs: int = Field(50, ge=0)
-    keep_per_critical_bucket: int = Field(1, ge=1)
-    max_pairs: int = Field(50, ge=0)
+    """Lite's budgets; the defaults are the reduction algorithms' own (one owner each)."""
+
+    max_reject_inputs: int = Field(KEEP_REJECT_INPUTS_PER_TASK, ge=0)
+    keep_per_critical_bucket: int = Field(KEEP_PER_CRITICAL_BUCKET, ge=1)
+    max_pairs: int = Field(MAX_PAIRS_PER_TASK, ge=0)
     keep_original: bool = Field(
-        True,
+        KEEP_ORIGINAL,
         description="keep every original benchmark row in Lite and spend the rest of the "
         "budget by set cover (the released VerinaLite holds every VERINA row too); "
         "without it Lite can miss mistakes the original tests catch",
@@ -84,7 +89,10 @@ class ReportSettings(_Section):
 
 class RunConfig(_Section):
     seed: int = 42
-    backend: str = "python"
+    backend: str | None = Field(
+        None, description="oracle backend (python, lean); unset: detected from the benchmark "
+        "(python for Python-spec tasks, lean for VERINA tasks)",
+    )
     backend_options: dict[str, Any] = Field(default_factory=dict)
     llm: dict[str, Any] = Field(
         default_factory=lambda: {"provider": "offline"},
@@ -105,6 +113,22 @@ class RunConfig(_Section):
             data = {k: data[k] for k in sections}
         blob = json.dumps(data, sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+def detect_backend(benchmark_dir: Path, tasks: list[str] | None = None) -> str:
+    """The backend a benchmark's own format needs: python when every (selected) task
+    is a Python-spec task, lean otherwise."""
+    from veriscale.benchmark.loader import detect_format, task_dirs
+
+    dirs = [d for d in task_dirs(benchmark_dir) if not tasks or d.name in tasks]
+    return "python" if dirs and all(detect_format(d) == "python" for d in dirs) else "lean"
+
+
+def resolve_backend(config: RunConfig, benchmark_dir: Path) -> RunConfig:
+    """``config`` with its backend named: the config's own, else detected."""
+    if config.backend is not None:
+        return config
+    return config.model_copy(update={"backend": detect_backend(benchmark_dir, config.tasks)})
 
 
 def load_config(path: Path | None, **overrides: Any) -> RunConfig:

@@ -1,14 +1,19 @@
-"""Stand-alone reduction of an existing suite (``veriscale reduce``)."""
+"""Stand-alone reduction of an existing suite (``veriscale reduce``).
+
+Given the run directory that produced a Plus suite, the reduction is the
+run's own: the same kill matrix and, unless overridden, the same
+``[reduction]`` settings from the run's manifest, so ``veriscale reduce
+RUN/plus --run-dir RUN`` writes ``RUN/lite`` again byte for byte.
+"""
 
 from __future__ import annotations
 
-import json
-import shutil
 from pathlib import Path
 from typing import Any
 
 from veriscale.benchmark.model import Task
-from veriscale.pipeline.rundir import replace_dir_atomic
+from veriscale.pipeline.config import ReductionSettings
+from veriscale.pipeline.rundir import RunDir
 from veriscale.pipeline.suites import KillData, kill_data, reduce_to_lite
 
 
@@ -16,12 +21,21 @@ def load_kill_data(task: Task, run_dir: Path | None) -> KillData | None:
     """Kill data for ``task`` from a run directory's persisted kill matrix, if any."""
     if run_dir is None:
         return None
-    path = Path(run_dir) / "tasks" / task.id / "unexpected.json"
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError):
+    data = RunDir(run_dir).read_artifact_data(task.id, "unexpected")
+    if not isinstance(data, dict) or not isinstance(data.get("kill_matrix"), list):
         return None
-    return kill_data(task.signature, (doc.get("data") or {}).get("kill_matrix", []))
+    return kill_data(task.signature, data["kill_matrix"])
+
+
+def run_reduction_settings(run_dir: Path | None) -> ReductionSettings:
+    """The ``[reduction]`` settings a run used (the defaults without a run directory)."""
+    if run_dir is None:
+        return ReductionSettings()
+    config = RunDir(run_dir).load_manifest().get("config")
+    section = config.get("reduction") if isinstance(config, dict) else None
+    if not isinstance(section, dict):
+        return ReductionSettings()
+    return ReductionSettings.model_validate(section)
 
 
 def reduce_suite(
@@ -29,29 +43,24 @@ def reduce_suite(
     out: Path,
     *,
     run_dir: Path | None = None,
-    max_pairs: int = 50,
-    max_reject_inputs: int = 50,
-    keep_original: bool = True,
+    settings: ReductionSettings | None = None,
 ) -> dict[str, Any]:
-    from veriscale.benchmark import python_format, verina
+    """Write the Lite suite of ``tasks`` to ``out`` (replaced only once complete).
 
-    out = Path(out)
-    staging = out.with_name(f".{out.name}.staging")
-    if staging.exists():
-        shutil.rmtree(staging)
-    staging.mkdir(parents=True)
+    Without a kill matrix for a task, every pair is kept (set cover needs it)
+    and only the reject inputs are reduced.
+    """
+    from veriscale.pipeline.suites import write_suite
+
+    settings = settings or run_reduction_settings(run_dir)
     per_task: dict[str, Any] = {}
+    lite_tasks: list[Task] = []
     for task in tasks:
         kill = load_kill_data(task, run_dir)
-        pairs_budget = max_pairs if kill is not None else len(task.tests)
-        lite, _ = reduce_to_lite(
-            task, kill or KillData(), max_pairs=pairs_budget,
-            max_reject_inputs=max_reject_inputs, keep_original=keep_original,
-        )
+        lite, _ = reduce_to_lite(task, kill or KillData(), settings)
         if kill is None:
             lite.tests = list(task.tests)
-        writer = python_format if task.python is not None else verina
-        writer.write_task_dir(lite, staging / task.id)
+        lite_tasks.append(lite)
         per_task[task.id] = {
             "pairs": len(task.tests),
             "lite_pairs": len(lite.tests),
@@ -59,6 +68,9 @@ def reduce_suite(
             "lite_reject_inputs": len(lite.reject_inputs),
             "kill_matrix": kill is not None,
         }
-    out.parent.mkdir(parents=True, exist_ok=True)
-    replace_dir_atomic(staging, out)
-    return {"tasks": len(tasks), "out": str(out), "per_task": per_task}
+    write_suite(Path(out), lite_tasks)
+    return {"tasks": len(tasks), "out": str(out), "settings": settings.model_dump(mode="json"),
+            "per_task": per_task}
+
+
+__all__ = ["load_kill_data", "reduce_suite", "run_reduction_settings"]

@@ -31,9 +31,15 @@ from veriscale.benchmark.fingerprint import task_fingerprint
 from veriscale.benchmark.loader import detect_format, load_benchmark, task_dirs
 from veriscale.benchmark.model import Input, Task
 from veriscale.pipeline import stages
-from veriscale.pipeline.config import RunConfig
+from veriscale.pipeline.config import RunConfig, resolve_backend
 from veriscale.pipeline.rundir import RunDir, replace_dir_atomic
-from veriscale.pipeline.suites import KillData, assemble_plus, kill_data, reduce_to_lite
+from veriscale.pipeline.suites import (
+    KillData,
+    assemble_plus,
+    kill_data,
+    reduce_to_lite,
+    write_suite,
+)
 
 EXPANSION_STAGES = ("candidates", "classify", "outputs", "adversaries", "unexpected")
 
@@ -63,7 +69,7 @@ class Pipeline:
     ) -> None:
         self.benchmark_dir = Path(benchmark_dir)
         self.rd = RunDir(run_dir)
-        self.config = config
+        self.config = resolve_backend(config, self.benchmark_dir)
         self.console = console or Console(stderr=True)
         self._backend = backend
         self._provider = provider
@@ -76,6 +82,7 @@ class Pipeline:
         self.load_issues: list[str] = []
         self.fp: dict[tuple[str, str], str] = {}
         self.evaluation_time: dict[str, Any] = {}
+        self.suites_kept: list[str] = []
         self.previous_timings: dict[str, float] = dict(self.rd.load_manifest().get("timings", {}))
 
     # ---------------------------------------------------------------- wiring
@@ -109,6 +116,10 @@ class Pipeline:
         tasks, issues = load_benchmark(self.benchmark_dir, self.config.tasks)
         self.tasks = tasks
         self.load_issues = [str(i) for i in issues]
+        for task in tasks:
+            if task.unreadable:  # unknown rows are not zero rows: never expand from them
+                files = ", ".join(f"{f}: {why}" for f, why in sorted(task.unreadable.items()))
+                self.errors[task.id] = {"stage": "load", "error": f"unreadable {files}"}
         for issue in issues[:20]:
             self.console.print(f"[yellow]load:[/] {issue}")
         if len(issues) > 20:
@@ -272,14 +283,7 @@ class Pipeline:
             try:
                 plus, kill = self._plus(task)
                 if lite:
-                    reduced, log = reduce_to_lite(
-                        plus,
-                        kill,
-                        max_pairs=red.max_pairs,
-                        max_reject_inputs=red.max_reject_inputs,
-                        keep_per_bucket=red.keep_per_critical_bucket,
-                        keep_original=red.keep_original,
-                    )
+                    reduced, log = reduce_to_lite(plus, kill, red)
             except Exception as exc:  # one bad task never stops the run
                 self.errors[task.id] = {"stage": "suites", "error": f"{type(exc).__name__}: {exc}"}
                 self.console.print(f"[red]{task.id}[/]: building suites failed: {exc}")
@@ -289,9 +293,17 @@ class Pipeline:
                 lite_tasks.append(reduced)
                 logs[task.id] = log
                 self.rd.save_artifact(task.id, "reduction", self.config.fingerprint("reduction"), log)
-        self.write_suite("plus", plus_tasks)
-        if lite:
-            self.write_suite("lite", lite_tasks)
+        names = ["plus", "lite"] if lite else ["plus"]
+        if self.errors and any((self.rd.root / n).exists() for n in names):
+            # An incomplete suite never replaces a complete one.
+            self.suites_kept = names
+            self.console.print(
+                f"[yellow]plus/ and lite/ kept from the previous run:[/] {len(self.errors)} "
+                "task(s) failed, so the new suites would be incomplete")
+        else:
+            self.write_suite("plus", plus_tasks)
+            if lite:
+                self.write_suite("lite", lite_tasks)
         self.timings["suites"] = time.perf_counter() - start
         return logs
 
@@ -344,18 +356,7 @@ class Pipeline:
         return plus, kill
 
     def write_suite(self, name: str, tasks: list[Task]) -> Path:
-        from veriscale.benchmark import python_format, verina
-
-        final = self.rd.root / name
-        staging = self.rd.root / f".{name}.staging"
-        if staging.exists():
-            shutil.rmtree(staging)
-        staging.mkdir(parents=True)
-        for task in tasks:
-            writer = python_format if task.python is not None else verina
-            writer.write_task_dir(task, staging / task.id)
-        replace_dir_atomic(staging, final)
-        return final
+        return write_suite(self.rd.root / name, tasks)
 
     def copy_original(self) -> None:
         final = self.rd.root / "original"
@@ -399,6 +400,7 @@ class Pipeline:
             "tasks": [t.id for t in self.tasks],
             "load_issues": self.load_issues,
             "errors": self.errors,
+            "suites_kept_from_previous_run": self.suites_kept,
             "timings": {k: round(v, 3) for k, v in self.timings.items()},
             "resumed_tasks": self.resumed,
             "counts": self.counts,
@@ -427,9 +429,9 @@ def run_pipeline(
     pipe = Pipeline(benchmark_dir, run_dir, config, backend=backend, provider=provider,
                     console=console)
     start = time.perf_counter()
+    pipe.rd.lock()  # before anything is read or removed; raises RunDirLocked
     try:
         pipe.load()
-        pipe.rd.root.mkdir(parents=True, exist_ok=True)
         pipe.rd.remove_stale_temporaries()
         pipe.copy_original()
         pipe.run_expansion()
@@ -438,11 +440,12 @@ def run_pipeline(
             pipe.time_evaluation()
         pipe.timings["total"] = time.perf_counter() - start
         pipe.rd.save_manifest(pipe.manifest())
+        if report:
+            from veriscale.report.report import write_report
+
+            write_report(pipe.rd.root)
     finally:
         pipe.close()
-    if report:
-        from veriscale.report.report import write_report
-
-        write_report(pipe.rd.root)
+        pipe.rd.unlock()
     return RunResult(pipe.rd.root, [t.id for t in pipe.tasks], pipe.errors, pipe.timings,
                      pipe.counts)

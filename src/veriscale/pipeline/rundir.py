@@ -16,11 +16,15 @@ redoes a stage only when that fingerprint changed.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import shutil
+import socket
+import sys
+import time
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from veriscale.atomic import write_text_atomic
 
@@ -41,14 +45,61 @@ def replace_dir_atomic(staging: Path, final: Path) -> None:
         shutil.rmtree(old)
 
 
+LOCK_FILE = ".lock"
+
+
+class RunDirLocked(RuntimeError):
+    """Another process holds the run directory's lock."""
+
+
 class RunDir:
     def __init__(self, root: Path) -> None:
         self.root = Path(root)
+        self._lock: TextIO | None = None
+
+    # ---------------------------------------------------------------- lock
+
+    def lock(self) -> None:
+        """Take the run directory's exclusive lock (``fcntl.flock``), or raise
+        :class:`RunDirLocked` naming the process that holds it.
+
+        Two runs on one directory would delete each other's temporaries and
+        interleave artifacts; the lock dies with its process, so a killed run
+        never leaves the directory locked.
+        """
+        if self._lock is not None:
+            return
+        self.root.mkdir(parents=True, exist_ok=True)
+        fh = open(self.root / LOCK_FILE, "a+", encoding="utf-8")  # noqa: SIM115 - held open
+        try:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            fh.seek(0)
+            holder = fh.read().strip() or "another process"
+            fh.close()
+            raise RunDirLocked(
+                f"run directory {self.root} is in use by {holder}; wait for it to finish "
+                "or choose another --out"
+            ) from None
+        fh.seek(0)
+        fh.truncate()
+        fh.write(f"process {os.getpid()} on {socket.gethostname()} "
+                 f"({' '.join(sys.argv)[:200]}), since {time.strftime('%Y-%m-%d %H:%M:%S')}\n")
+        fh.flush()
+        self._lock = fh
+
+    def unlock(self) -> None:
+        if self._lock is not None:
+            fcntl.flock(self._lock.fileno(), fcntl.LOCK_UN)
+            self._lock.close()
+            self._lock = None
 
     def remove_stale_temporaries(self) -> int:
         """Delete temporaries a killed run left behind (never a finished file)."""
         removed = 0
         if self.root.is_dir():
+            if self._lock is None:
+                raise RunDirLocked(f"{self.root}: take the lock before removing temporaries")
             for tmp in self.root.rglob(".*.tmp"):
                 tmp.unlink(missing_ok=True)
                 removed += 1
@@ -77,6 +128,15 @@ class RunDir:
         if not isinstance(doc, dict) or doc.get("fingerprint") != fingerprint:
             return None
         return doc.get("data")
+
+    def read_artifact_data(self, task_id: str, stage: str) -> Any | None:
+        """The stage's stored data whatever its fingerprint (for ``veriscale reduce``,
+        which reuses what a finished run wrote)."""
+        try:
+            doc = json.loads(self.artifact_path(task_id, stage).read_text(encoding="utf-8"))
+        except (OSError, ValueError, RecursionError):
+            return None
+        return doc.get("data") if isinstance(doc, dict) else None
 
     def save_artifact(self, task_id: str, stage: str, fingerprint: str, data: Any) -> None:
         write_json_atomic(

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from veriscale.benchmark.model import Input, Signature, Task, TestCase
+from veriscale.pipeline.config import ReductionSettings
 
 
 @dataclass
@@ -78,14 +80,13 @@ def assemble_plus(
 
 
 def reduce_to_lite(
-    plus: Task,
-    kill_data: KillData,
-    max_pairs: int = 50,
-    max_reject_inputs: int = 50,
-    keep_per_bucket: int = 1,
-    keep_original: bool = False,
+    plus: Task, kill_data: KillData, settings: ReductionSettings
 ) -> tuple[Task, dict[str, Any]]:
-    """Lite = adversary-killing reduction of pairs + boundary-preserving reduction of rejects."""
+    """Lite = adversary-killing reduction of pairs + boundary-preserving reduction of rejects.
+
+    ``settings`` is the run's ``[reduction]`` section, so ``veriscale run`` and
+    ``veriscale reduce`` cannot disagree on a budget or a default.
+    """
     from veriscale.reduction.pairs import PairRow, reduce_pairs
     from veriscale.reduction.reject_inputs import reduce_reject_inputs
 
@@ -99,10 +100,12 @@ def reduce_to_lite(
         )
         for i, t in enumerate(plus.tests)
     ]
-    pair_result = reduce_pairs(rows, budget=max_pairs, keep_original=keep_original)
+    pair_result = reduce_pairs(rows, budget=settings.max_pairs,
+                               keep_original=settings.keep_original)
     encoded = [{"input": sig.encode_input(r)} for r in plus.reject_inputs]
     reject_result = reduce_reject_inputs(
-        encoded, budget=max_reject_inputs, keep_per_bucket=keep_per_bucket
+        encoded, budget=settings.max_reject_inputs,
+        keep_per_bucket=settings.keep_per_critical_bucket,
     )
     by_key = {_key(sig.encode_input(r)): r for r in plus.reject_inputs}
     lite = copy.copy(plus)
@@ -116,3 +119,30 @@ def _key(encoded: dict[str, Any]) -> str:
     import json
 
     return json.dumps(encoded, sort_keys=True, ensure_ascii=False)
+
+
+def write_suite(final: Path, tasks: list[Task]) -> Path:
+    """Write ``tasks`` as a suite folder at ``final``, each in its own format.
+
+    Everything goes to a staging sibling first and is swapped in only when
+    every task was written, so a failed write leaves the previous suite whole.
+    """
+    import shutil
+
+    from veriscale.benchmark import python_format, verina
+    from veriscale.pipeline.rundir import replace_dir_atomic
+
+    final = Path(final)
+    staging = final.with_name(f".{final.name}.staging")
+    if staging.exists():
+        shutil.rmtree(staging)
+    staging.mkdir(parents=True)
+    try:
+        for task in tasks:
+            writer = python_format if task.python is not None else verina
+            writer.write_task_dir(task, staging / task.id)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    replace_dir_atomic(staging, final)
+    return final

@@ -18,8 +18,8 @@ It follows the authors' released ``reduce_pairs.py``:
    (its unexpected outputs) whole.
 
 Unlike the released VerinaLite — which afterwards re-added every original
-VERINA row outside the algorithm — nothing is added here unless asked:
-``keep_original=True`` first keeps every row whose provenance is
+VERINA row outside the algorithm — the rows are part of the algorithm here:
+``keep_original=True`` (the default, :data:`KEEP_ORIGINAL`) first keeps every row whose provenance is
 ``"original"`` (reason ``original``, their kills count as covered), then runs
 the set cover for what they leave uncovered, then fills the *remaining*
 budget. The budget includes the original rows; if they alone exceed it, all
@@ -37,6 +37,8 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 MAX_PAIRS_PER_TASK = 50
+KEEP_ORIGINAL = True
+"""The one default of ``keep_original`` (the released VerinaLite holds every original row)."""
 
 REASON_ORIGINAL = "original"
 REASON_SET_COVER = "set_cover"
@@ -185,7 +187,7 @@ def fill_order_key(row: PairRow) -> tuple[int, int, int]:
 def reduce_pairs(
     rows: Iterable[PairRow | tuple[Any, ...]],
     budget: int = MAX_PAIRS_PER_TASK,
-    keep_original: bool = False,
+    keep_original: bool = KEEP_ORIGINAL,
 ) -> PairReductionResult:
     """Keep every killed adversary killed, then fill up to ``budget`` pairs.
 

@@ -132,7 +132,11 @@ def render_hazard(t: LeanType, v: Any) -> str | None:
 _VALID_ESCAPE = re.compile(r"""\\(?:[nrt\\"']|x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4})""")
 
 
-def _body_units(text: str, quote: str) -> tuple[int, str | None]:
+LEAN_STRING_RAW_OK = frozenset("\n\t")
+"""Control characters Lean's lexer takes raw inside a string literal (multi-line strings)."""
+
+
+def _body_units(text: str, quote: str, raw_ok: frozenset[str] = frozenset()) -> tuple[int, str | None]:
     """Scan ``text`` as the body of a Lean literal delimited by ``quote``:
     the number of characters it denotes, and why it is not a valid body."""
     count = 0
@@ -146,7 +150,7 @@ def _body_units(text: str, quote: str) -> tuple[int, str | None]:
             i = m.end()
         elif c == quote:
             return count, f"an unescaped {quote}"
-        elif ord(c) < 0x20 or ord(c) == 0x7F:
+        elif (ord(c) < 0x20 or ord(c) == 0x7F) and c not in raw_ok:
             return count, f"a raw control character {c!r}"
         else:
             i += 1
@@ -160,15 +164,15 @@ def json_render_hazard(t: LeanType, raw: Any) -> str | None:
     Lean; ``None`` when it renders faithfully."""
     if isinstance(t, Scalar) and t.name in ("String", "Char") and isinstance(raw, str):
         quote = '"' if t.name == "String" else "'"
-        count, why = _body_units(raw, quote)
+        count, why = _body_units(raw, quote, LEAN_STRING_RAW_OK if t.name == "String" else frozenset())
         if why:
             return f"{t.name} {raw!r} holds {why}, which VERINA pastes into Lean unescaped"
         if t.name == "Char" and count != 1:
             return f"Char {raw!r} is not one character; VERINA renders '{raw}'"
         return None
     if isinstance(t, Scalar) and t.name == "Float" and isinstance(raw, float):
-        if math.isnan(raw) or math.isinf(raw) or "e" in repr(raw):
-            return f"Float {raw!r} renders as {str(raw)!r}, which may not be a Lean float literal"
+        if math.isnan(raw) or math.isinf(raw):  # e-notation (1e-05) is a Lean literal
+            return f"Float {raw!r} renders as {str(raw)!r}, which is not a Lean float literal"
         return None
     if isinstance(raw, list):
         why = _json_list_hazard(t, raw)
@@ -198,8 +202,8 @@ def _json_list_hazard(t: LeanType, raw: Any) -> str | None:
         if isinstance(t, Scalar) and t.name == "Char" and len(raw) == 1:
             return None if repr(raw) == lean_char(raw) else f"{raw!r} is not a Lean char literal"
         return f"{raw!r} uses Python's quotes"
-    if isinstance(raw, float) and (math.isnan(raw) or math.isinf(raw) or "e" in repr(raw)):
-        return f"{raw!r} may not be a Lean float literal"
+    if isinstance(raw, float) and (math.isnan(raw) or math.isinf(raw)):
+        return f"{raw!r} is not a Lean float literal"
     return None
 
 
