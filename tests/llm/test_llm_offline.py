@@ -8,10 +8,10 @@ import re
 import pytest
 
 from veriscale.backends.base import Spec
+from veriscale.backends.screen import untrusted_problem
 from veriscale.benchmark.loader import load_benchmark
 from veriscale.benchmark.model import LeanSections, Signature, Task
 from veriscale.llm.offline import OfflineProvider, flawed_specs, offline_decomposition
-from veriscale.llm.safety import lean_fallback_problem, lean_problem
 from veriscale.llm.templates import lean_templates, py_perturbations
 from veriscale.llm.weaken import lean_weakenings, python_weakenings, split_conjuncts
 from veriscale.values import parse_type
@@ -140,7 +140,7 @@ def test_offline_lean_adversaries_are_screened_for_safety() -> None:
     # the GT code uses `sorry`, so wrappers around it are rejected; plain strategies pass
     assert result.rejected and all("sorry" in r for r in result.rejected)
     assert result.implementations
-    assert all(lean_problem(i.code) is None for i in result.implementations)
+    assert all(untrusted_problem(i.code, "lean") is None for i in result.implementations)
     assert all(i.target_spec == "s" and i.origin == "offline" for i in result.implementations)
 
 
@@ -150,15 +150,14 @@ def test_offline_lean_adversaries_are_screened_for_safety() -> None:
     "unsafe def f := 1", "partial def f : Nat := f", "def f : IO Unit := pure ()",
     "set_option maxRecDepth 10 in def f := 1", "macro \"x\" : term => `(1)",
 ])
-def test_lean_fallback_safety_rejects(code: str) -> None:
-    assert lean_fallback_problem(code) is not None
-    assert lean_problem(code) is not None
+def test_lean_safety_rejects(code: str) -> None:
+    assert untrusted_problem(code, "lean") is not None
 
 
-def test_lean_fallback_safety_accepts_plain_code() -> None:
+def test_lean_safety_accepts_plain_code() -> None:
     code = ('@[reducible] def f (xs : List Nat) : Nat :=\n  -- no sorry here\n'
             '  let s := "axiom"\n  xs.length + s.length')
-    assert lean_fallback_problem(code) is None
+    assert untrusted_problem(code, "lean") is None
 
 
 # ---------------------------------------------------------------------- Python templates

@@ -18,12 +18,12 @@ from collections.abc import Callable, Iterable
 from typing import TypeVar
 
 from veriscale.backends.base import Implementation, Spec
+from veriscale.backends.screen import untrusted_problem
 from veriscale.benchmark.model import Task
 from veriscale.llm import signatures as S
 from veriscale.llm.client import UsageLedger
 from veriscale.llm.parsers import Decomposition, adversary_id, spec_id
 from veriscale.llm.results import AdversaryResult, SeedResult, SpecResult
-from veriscale.llm.safety import untrusted_problem
 from veriscale.llm.templates import templates_for
 from veriscale.llm.weaken import lean_weakenings, python_weakenings
 

@@ -7,7 +7,7 @@
 
 Both providers never raise for a bad answer: an unusable answer is re-asked
 (``parse_attempts``), then recorded in ``issues``. Generated code is screened
-(:mod:`veriscale.llm.safety`) before it is returned.
+(:mod:`veriscale.backends.screen`) before it is returned.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from veriscale.backends.base import Spec
+from veriscale.backends.screen import untrusted_problem
 from veriscale.benchmark.model import Task
 from veriscale.llm import prompts
 from veriscale.llm import signatures as S
@@ -39,7 +40,6 @@ from veriscale.llm.parsers import (
     parse_python_spec,
 )
 from veriscale.llm.results import AdversaryResult, SeedResult, SpecResult
-from veriscale.llm.safety import untrusted_problem
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -167,8 +167,9 @@ class LLMProvider:
 
     def _screen_spec(self, task: Task, spec: Spec) -> Spec:
         lang = S.language(task)
-        for part in (spec.precond_aux, spec.precond, spec.postcond_aux, spec.postcond):
-            why = untrusted_problem(part, lang) if part else None
+        for part, kind in ((spec.precond_aux, "commands"), (spec.precond, "term"),
+                           (spec.postcond_aux, "commands"), (spec.postcond, "term")):
+            why = untrusted_problem(part, lang, kind) if part else None
             if why:
                 raise ParseError(f"unsafe specification: {why}")
         return spec

@@ -62,7 +62,7 @@ from veriscale.backends.base import (
 )
 from veriscale.backends.lean import render
 from veriscale.backends.lean.runner import LeanMessage, LeanRunner, RunResult, make_runner
-from veriscale.backends.lean.safety import check_untrusted_lean
+from veriscale.backends.lean.safety import check_imports, check_untrusted_lean
 from veriscale.benchmark.model import Input, Task
 from veriscale.values import parse_lean
 
@@ -482,17 +482,22 @@ class LeanBackend:
             return f"unsupported: {task.id}: task has no Lean sections"
         return None
 
-    def _spec_problem(self, spec: Spec | None) -> str | None:
+    def _spec_problem(self, spec: Spec | None, task: Task | None = None) -> str | None:
         """``compile: ...`` (the screen rejects it) or ``unsupported: ...`` (its imports
         are missing here), else ``None``."""
         if spec is None:
             return None
-        for name, text in (("precond", spec.precond), ("postcond", spec.postcond),
-                           ("precond_aux", spec.precond_aux), ("postcond_aux", spec.postcond_aux)):
+        for name, text, kind in (("precond", spec.precond, "term"),
+                                 ("postcond", spec.postcond, "term"),
+                                 ("precond_aux", spec.precond_aux, "commands"),
+                                 ("postcond_aux", spec.postcond_aux, "commands")):
             if text:
-                why = check_untrusted_lean(text)
+                why = check_untrusted_lean(text, kind)
                 if why:
                     return f"compile: spec {name}: {why}"
+        why = _imports_problem(spec.imports, task)
+        if why:
+            return f"compile: spec imports: {why}"
         bad = [m for m in render.import_lines(spec.imports) if not self._allow_import(m)]
         if bad:
             return f"unsupported: spec imports unavailable here: {', '.join(bad)}"
@@ -508,7 +513,7 @@ class LeanBackend:
             check_answer, lambda why: why)
 
     def _plan_decide(self, task: Task, spec: Spec | None, inputs: Sequence[Input]) -> _Plan:
-        problem = self._lean_task(task) or self._spec_problem(spec)
+        problem = self._lean_task(task) or self._spec_problem(spec, task)
         variant = None if problem else render.Variant(task, spec=spec)
         plan = self._plan_items(
             variant, inputs,
@@ -522,7 +527,7 @@ class LeanBackend:
     def _plan_post(
         self, task: Task, spec: Spec | None, pairs: Sequence[tuple[Input, Any]]
     ) -> _Plan:
-        problem = self._lean_task(task) or self._spec_problem(spec)
+        problem = self._lean_task(task) or self._spec_problem(spec, task)
         variant = None if problem else render.Variant(task, spec=spec)
         plan = self._plan_items(
             variant, pairs,
@@ -691,7 +696,7 @@ class LeanBackend:
 
     def _plan_compile(self, task: Task, impl: Implementation | None = None,
                       spec: Spec | None = None) -> _Plan:
-        problem = self._lean_task(task) or self._spec_problem(spec)
+        problem = self._lean_task(task) or self._spec_problem(spec, task)
         if problem is None and impl is not None:
             problem = check_untrusted_lean(impl.code)
             problem = f"compile: {problem}" if problem else None
@@ -701,6 +706,17 @@ class LeanBackend:
         # `#check @main`: proves the unit was reached, fails if the definition was not added.
         return _Plan(variant, [render.check_command("@" + _main_name(variant))], [_cmd(0)],
                      compile_answer)
+
+
+def _imports_problem(imports: str, task: Task | None) -> str | None:
+    """A candidate's ``imports`` may name the task's own modules, Mathlib, Std,
+    Batteries and Plausible only."""
+    if not imports.strip():
+        return None
+    own: list[str] = []
+    if task is not None and task.lean is not None:
+        own = render.import_lines(task.lean.task_imports + "\n" + task.lean.solution_imports)
+    return check_imports(imports, own)
 
 
 def _broken_definitions(out: CheckOutput, limit: int = 200) -> str:

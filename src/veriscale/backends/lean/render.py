@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from veriscale.backends.base import Implementation, Spec
+from veriscale.backends.lean.lexer import LexError, blank
 from veriscale.backends.lean.runner import LeanMessage
 from veriscale.backends.lean.safety import check_untrusted_lean
 from veriscale.benchmark.model import Input, Task
@@ -42,10 +43,19 @@ CORE_IMPORT_ROOTS = ("Init", "Std", "Lean", "Lake")
 # ---------------------------------------------------------------- imports
 
 
+def _code_only(text: str) -> str:
+    """``text`` with comments and literals blanked (the lexer's reading); text the
+    lexer refuses is returned as is (the screen rejects untrusted text like that)."""
+    try:
+        return blank(text)
+    except LexError:
+        return text
+
+
 def import_lines(text: str) -> list[str]:
     """The module names imported by ``text`` (``import A B`` may name several)."""
     names: list[str] = []
-    for line in text.splitlines():
+    for line in _code_only(text).splitlines():
         code = line.split("--", 1)[0].strip()
         if code.startswith("import "):
             names.extend(code.split()[1:])
@@ -114,8 +124,8 @@ def impl_takes_precond(task: Task, code: str) -> bool:
     the call must match the definition they wrote.
     """
     name = re.escape(task.signature.name)
-    m = re.search(rf"(?m)^\s*(?:@\[[^\]]*\]\s*)?(?:private\s+)?def\s+{name}\b(.*?):=", code,
-                  re.S)
+    m = re.search(rf"(?m)^\s*(?:@\[[^\]]*\]\s*)?(?:private\s+)?def\s+{name}\b(.*?):=",
+                  _code_only(code), re.S)
     return bool(m and "_precond" in m.group(1))
 
 
@@ -181,7 +191,7 @@ def value_text(t: LeanType, v: object) -> str:
     """``to_lean``, plus a guard on opaque values: their text goes into the file verbatim."""
     text = to_lean(t, v)
     if isinstance(t, Opaque):
-        why = check_untrusted_lean(text)
+        why = check_untrusted_lean(text, "term")
         if why:
             raise ValueError(f"opaque value {text[:60]!r} {why}")
     return text
