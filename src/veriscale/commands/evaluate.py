@@ -19,6 +19,7 @@ from rich.table import Table
 
 from veriscale.backends.registry import backend_names, make_backend
 from veriscale.benchmark.loader import load_benchmark
+from veriscale.execution.settings import executor_from_cli, executor_options
 
 SHOWN_TASK_METRICS = {"code": "code", "precond_sound_complete": "pre s&c",
                       "postcond_sound_complete": "post s&c", "precond_postcond": "pre+post",
@@ -84,10 +85,12 @@ def _load(suite: Path, tasks: tuple[str, ...], console: Console, quiet: bool) ->
 @click.option("--max-mutants", default=20, show_default=True,
               help="At most this many mutants per task and kind (code, precond, postcond).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of tables.")
+@executor_options
 def evaluate_command(suites: tuple[Path, ...], solutions: Path | None, mutants: bool,
                      backend_name: str | None, runner: str | None, timeout: float | None,
                      backend_opts: tuple[str, ...], ks_text: str, tasks: tuple[str, ...],
-                     seed: int, max_mutants: int, as_json: bool) -> None:
+                     seed: int, max_mutants: int, as_json: bool, executor: str | None,
+                     ray_address: str | None) -> None:
     """Score SOLUTIONS on SUITE (VERINA semantics, pass@k with lower/upper bounds), or with
     --mutants the discriminative power of each SUITE."""
     console = Console(stderr=as_json)
@@ -105,7 +108,8 @@ def evaluate_command(suites: tuple[Path, ...], solutions: Path | None, mutants: 
     options = _backend_options(runner, backend_opts)
     if timeout is not None:
         options["timeout"] = timeout
-    backend = make_backend(name, **options)
+    units = executor_from_cli(executor, ray_address)
+    backend = make_backend(name, executor=units, **options)
     try:
         if mutants:
             _run_mutants(backend, loaded, seed, max_mutants, console, as_json)
@@ -113,7 +117,10 @@ def evaluate_command(suites: tuple[Path, ...], solutions: Path | None, mutants: 
             assert solutions is not None
             _run_solutions(backend, loaded[0], solutions, ks, console, as_json)
     finally:
-        backend.close()
+        try:
+            backend.close()
+        finally:
+            units.close()
 
 
 def _run_solutions(backend: Any, suite: tuple[str, list[Any]], solutions: Path,

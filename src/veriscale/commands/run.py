@@ -9,9 +9,11 @@ import click
 from rich.console import Console
 
 from veriscale.benchmark.loader import NotADataset
+from veriscale.execution.settings import executor_from_cli, executor_options
 
 
 def _options(f):  # shared by run and expand
+    f = executor_options(f)
     f = click.option("--tasks", default=None, help="Comma-separated task ids (default: all).")(f)
     f = click.option("--seed", type=int, default=None, help="The one seed of every random choice.")(f)
     f = click.option("--config", "config_path", type=click.Path(exists=True, dir_okay=False,
@@ -34,7 +36,8 @@ EXIT_USAGE = 2
 EXIT_LOCKED = 3
 
 
-def _go(benchmark_dir, out, backend, runner, llm, config_path, seed, tasks, reduce):
+def _go(benchmark_dir, out, backend, runner, llm, config_path, seed, tasks, executor,
+        ray_address, reduce):
     from pydantic import ValidationError
 
     from veriscale.benchmark.loader import task_dirs
@@ -60,6 +63,8 @@ def _go(benchmark_dir, out, backend, runner, llm, config_path, seed, tasks, redu
         config.backend_options = {**config.backend_options, "runner": runner}
     if llm:
         config.llm = {**config.llm, "provider": llm}
+    config.execution = config.execution.resolved(executor, ray_address)
+    executor_from_cli(None, None, config.execution).close()  # Ray missing: a clear error now
     try:
         result = run_pipeline(benchmark_dir, out, config, reduce=reduce, report=reduce,
                               console=console)
@@ -81,13 +86,17 @@ def _go(benchmark_dir, out, backend, runner, llm, config_path, seed, tasks, redu
 
 @click.command("run")
 @_options
-def run_command(benchmark_dir, out, backend, runner, llm, config_path, seed, tasks):
+def run_command(benchmark_dir, out, backend, runner, llm, config_path, seed, tasks, executor,
+                ray_address):
     """Expand BENCHMARK_DIR into Plus, reduce it to Lite, and write a report into --out."""
-    _go(benchmark_dir, out, backend, runner, llm, config_path, seed, tasks, reduce=True)
+    _go(benchmark_dir, out, backend, runner, llm, config_path, seed, tasks, executor,
+        ray_address, reduce=True)
 
 
 @click.command("expand")
 @_options
-def expand_command(benchmark_dir, out, backend, runner, llm, config_path, seed, tasks):
+def expand_command(benchmark_dir, out, backend, runner, llm, config_path, seed, tasks, executor,
+                   ray_address):
     """Run only the expansion stages (seeds, mutation, classification, outputs, adversaries)."""
-    _go(benchmark_dir, out, backend, runner, llm, config_path, seed, tasks, reduce=False)
+    _go(benchmark_dir, out, backend, runner, llm, config_path, seed, tasks, executor,
+        ray_address, reduce=False)

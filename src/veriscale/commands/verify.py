@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.table import Table
 
 from veriscale.evaluation.verify import KINDS, Counts, VerifyReport
+from veriscale.execution.settings import executor_from_cli, executor_options
 
 
 @click.command("verify")
@@ -23,8 +24,10 @@ from veriscale.evaluation.verify import KINDS, Counts, VerifyReport
 @click.option("--timeout", type=float, default=None,
               help="Time limit in seconds: per check (Python backend) or per Lean file (Lean).")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@executor_options
 def verify_command(dataset_dir: Path, backend_name: str, runner: str | None,
-                   task_list: str | None, timeout: float | None, as_json: bool) -> None:
+                   task_list: str | None, timeout: float | None, as_json: bool,
+                   executor: str | None, ray_address: str | None) -> None:
     """Check that DATASET_DIR agrees with its own ground truth: test inputs satisfy
     the GT precondition, reject inputs violate it, expected outputs satisfy the GT
     postcondition, unexpected outputs violate it, and the reference implementation
@@ -40,11 +43,14 @@ def verify_command(dataset_dir: Path, backend_name: str, runner: str | None,
     if timeout is not None:
         options["timeout"] = timeout
     ids = [t.strip() for t in task_list.split(",") if t.strip()] if task_list else None
+    units = executor_from_cli(executor, ray_address)
     try:
-        report = verify_dataset(dataset_dir, backend_name, ids, **options)
+        report = verify_dataset(dataset_dir, backend_name, ids, executor=units, **options)
     except NotADataset as exc:
         console.print(f"[red]error:[/] {exc}")
         sys.exit(2)
+    finally:
+        units.close()
     for issue in report.load_issues:
         console.print(f"[yellow]load:[/] {issue}")
     if as_json:

@@ -16,6 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from veriscale.execution.settings import ExecutionSettings
 from veriscale.reduction.pairs import KEEP_ORIGINAL, MAX_PAIRS_PER_TASK
 from veriscale.reduction.reject_inputs import KEEP_PER_CRITICAL_BUCKET, KEEP_REJECT_INPUTS_PER_TASK
 
@@ -105,6 +106,7 @@ class RunConfig(_Section):
     reduction: ReductionSettings = Field(default_factory=ReductionSettings)
     suite: SuiteSettings = Field(default_factory=SuiteSettings)
     report: ReportSettings = Field(default_factory=ReportSettings)
+    execution: ExecutionSettings = Field(default_factory=ExecutionSettings)
 
     def fingerprint(self, *sections: str) -> str:
         """A short hash of the named sections (all when none), for stage invalidation."""

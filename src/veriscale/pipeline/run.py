@@ -30,6 +30,7 @@ from veriscale.backends.coalesce import can_coalesce, coalesced_map
 from veriscale.benchmark.fingerprint import task_fingerprint
 from veriscale.benchmark.loader import detect_format, load_benchmark, task_dirs
 from veriscale.benchmark.model import Input, Task
+from veriscale.execution import concurrent_map, is_remote
 from veriscale.pipeline import stages
 from veriscale.pipeline.config import RunConfig, resolve_backend
 from veriscale.pipeline.rundir import RunDir, replace_dir_atomic
@@ -72,6 +73,7 @@ class Pipeline:
         self.config = resolve_backend(config, self.benchmark_dir)
         self.console = console or Console(stderr=True)
         self._backend = backend
+        self._executor: Any = None
         self._provider = provider
         self._provider_lock = threading.Lock()
         self.errors: dict[str, dict[str, str]] = {}
@@ -92,8 +94,16 @@ class Pipeline:
         if self._backend is None:
             from veriscale.backends.registry import make_backend
 
-            self._backend = make_backend(self.config.backend, **self.config.backend_options)
+            self._backend = make_backend(self.config.backend, executor=self.executor,
+                                         **self.config.backend_options)
         return self._backend
+
+    @property
+    def executor(self) -> Any:
+        """Where the backend's units run (``[execution]``); never part of a fingerprint."""
+        if self._executor is None:
+            self._executor = self.config.execution.make()
+        return self._executor
 
     @property
     def provider(self) -> Any:
@@ -169,6 +179,10 @@ class Pipeline:
             backend = self.backend if needs_backend and todo else None
             if backend is not None and can_coalesce(backend) and len(todo) > 1:
                 results = coalesced_map(backend, one, todo)
+            elif backend is not None and is_remote(self._executor) and len(todo) > 1:
+                # Units run elsewhere: keep several tasks' oracle calls in flight.
+                results = concurrent_map(backend, one, todo,
+                                         self.config.execution.concurrent_tasks)
             else:
                 results = []
                 for task in todo:
@@ -405,13 +419,18 @@ class Pipeline:
             "resumed_tasks": self.resumed,
             "counts": self.counts,
             "backend_stats": backend_stats,
+            "execution": self._executor.describe() if self._executor is not None else {},
             "llm_usage": usage,
             "evaluation_time": self.evaluation_time,
         }
 
     def close(self) -> None:
-        if self._backend is not None:
-            self._backend.close()
+        try:
+            if self._backend is not None:
+                self._backend.close()
+        finally:
+            if self._executor is not None:
+                self._executor.close()
 
 
 def run_pipeline(

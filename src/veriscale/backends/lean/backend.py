@@ -40,7 +40,6 @@ candidate) share one namespace and one elaboration of its definitions.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
 import threading
@@ -64,9 +63,14 @@ from veriscale.backends.lean import render
 from veriscale.backends.lean.runner import LeanMessage, LeanRunner, RunResult, make_runner
 from veriscale.backends.lean.safety import check_imports, check_untrusted_lean
 from veriscale.benchmark.model import Input, Task
+from veriscale.execution import Executor, LocalExecutor, Resources, UnitFailure
+from veriscale.execution.units import ProverFile, run_prover_file
 from veriscale.values import parse_lean
 
 log = logging.getLogger(__name__)
+
+LEAN_UNIT = Resources(cpus=1.0, memory_mb=4096)
+"""What one Lean file needs on a node: one core; the WASM module peaks near 4 GB."""
 
 
 # ---------------------------------------------------------------- check outputs
@@ -211,6 +215,7 @@ class LeanBackend:
         plausible: bool | None = None,
         keep_files: bool = False,
         crash_retries: int = 2,
+        executor: Executor | None = None,
         **other: Any,
     ) -> None:
         if isinstance(runner, LeanRunner):
@@ -237,6 +242,8 @@ class LeanBackend:
         self.max_heartbeats = int(max_heartbeats)
         self.keep_files = keep_files
         self.crash_retries = int(crash_retries)
+        # Where each Lean file runs: here (default) or as one unit of a remote executor.
+        self.executor: Executor = executor or LocalExecutor()
         self.stats = BackendStats()
         self.stats.extra.update(runner=self.runner.name, mode=self.mode, files=0, timeouts=0,
                                 crashes=0)
@@ -281,7 +288,8 @@ class LeanBackend:
             unit_checks[u].extend((ji, ci, c) for ci, c in enumerate(cmds))
         files = self._pack(unit_variants, unit_checks)
         if files:
-            with ThreadPoolExecutor(max_workers=min(self.workers, len(files))) as pool:
+            width = self.executor.width(self.workers, len(files))
+            with ThreadPoolExecutor(max_workers=width) as pool:
                 for outs in pool.map(self._run_file, files):
                     for (ji, ci), out in outs:
                         results[ji][ci] = out
@@ -363,18 +371,19 @@ class LeanBackend:
         ]
         layout = render.layout_file(units, kernel=self.kernel, max_heartbeats=self.max_heartbeats,
                                     allow_import=self._allow_import)
-        path = self.runner.work_dir() / self._next_name()
-        path.write_text(layout.text, encoding="utf-8")
+        name = self._next_name()  # the unit writes the file wherever it runs
         start = time.monotonic()
-        try:
-            result = self.runner.run_file(path)
-        except Exception as exc:  # a runner bug must not stop the run
-            log.exception("Lean runner failed on %s", path)
-            result = RunResult([], -1, stderr=f"runner error: {exc}")
-        finally:
-            if not self.keep_files:
-                with contextlib.suppress(OSError):
-                    path.unlink()
+        got = self.executor.map(
+            run_prover_file, [ProverFile(self.runner, name, layout.text, self.keep_files)],
+            resources=LEAN_UNIT)[0]
+        if isinstance(got, UnitFailure):  # the runner or its worker failed: no answers
+            log.error("Lean file %s not checked: %s", name, got.error)
+            failed = RunResult([], None, stderr=got.error)
+            self._account(failed, sum(len(items) for _, items in pieces),
+                          time.monotonic() - start, crashed=True)
+            return ([((ji, idx), CheckOutput([], got.error, [], [], layout.dropped_imports))
+                     for _, items in pieces for ji, idx, _ in items], [], None)
+        result = got
         att = render.attribute(layout, result.messages)
         # A timeout or a crash leaves later checks unreached; both are retried.
         stopped = result.timed_out or not att.sentinel_seen[-1]
@@ -393,7 +402,7 @@ class LeanBackend:
                 failure = "infrastructure: Lean " + failure
         self._account(result, sum(len(items) for _, items in pieces), time.monotonic() - start,
                       crashed=stopped and not result.timed_out)
-        log.info("Lean file %s: %d checks of %d units, %.0fs, %s", path.name,
+        log.info("Lean file %s: %d checks of %d units, %.0fs, %s", name,
                  sum(len(i) for _, i in pieces), len(pieces), result.seconds,
                  failure or f"exit {result.returncode}")
         header_errors = [m.text for m in att.header if m.is_error]

@@ -9,6 +9,7 @@ one bad file costs one chunk, never the run, and never counts as a pass.
 from __future__ import annotations
 
 import contextlib
+import copy
 import json
 import logging
 import os
@@ -207,6 +208,10 @@ class LeanRunner:
         """Distinguishes runners in result caches (a different Lean may answer differently)."""
         return self.name
 
+    def on_worker(self) -> LeanRunner:
+        """This runner made ready on the node of a remote worker (raise if it cannot be)."""
+        return self
+
 
 class NativeRunner(LeanRunner):
     """``lean`` from PATH (or ``lean_path``), or ``lake env lean`` inside ``project_dir``.
@@ -246,6 +251,14 @@ class NativeRunner(LeanRunner):
         exe = self.lake_path if self.project_dir else self.lean_path
         return shutil.which(exe) is not None or Path(exe).is_file()
 
+    def on_worker(self) -> NativeRunner:
+        exe = self.lake_path if self.project_dir else self.lean_path
+        if not self.available():
+            raise FileNotFoundError(f"no {exe} on PATH")
+        if self.project_dir is not None and not self.project_dir.is_dir():
+            raise FileNotFoundError(f"no Lean project at {self.project_dir}")
+        return self
+
     def identity(self) -> str:
         return f"native:{self.lean_path}:{self.project_dir or ''}"
 
@@ -275,6 +288,7 @@ class WasmRunner(LeanRunner):
             raise ValueError(f"{work_dir}: the WASM Lean only sees /tmp and /home")
         super().__init__(timeout=timeout, memory_mb=memory_mb, work_dir=work_dir)
         self.cache_dir = Path(cache_dir) if cache_dir else wasm_setup.default_cache_dir()
+        self._cache_dir_given = Path(cache_dir) if cache_dir else None
         self.auto_install = auto_install
         self._install: wasm_setup.WasmInstall | None = None
 
@@ -295,6 +309,15 @@ class WasmRunner(LeanRunner):
                 inst = wasm_setup.install_wasm(inst.root)
             self._install = inst
         return self._install
+
+    def on_worker(self) -> WasmRunner:
+        """A copy that finds (or installs) the WASM Lean on this node, not the driver's."""
+        mine = copy.copy(self)
+        mine._install = None
+        mine._work_dir = None
+        mine.cache_dir = getattr(self, "_cache_dir_given", None) or wasm_setup.default_cache_dir()
+        mine.install()
+        return mine
 
     def command(self, file: Path) -> tuple[list[str], Path, dict[str, str]]:
         file = Path(os.path.abspath(file))

@@ -33,6 +33,8 @@ from veriscale.backends.python.sandbox import (
 )
 from veriscale.benchmark.model import Input, Task
 from veriscale.benchmark.python_format import module_source
+from veriscale.execution import Executor, is_remote
+from veriscale.execution.units import call_many_on
 from veriscale.values import check, from_native, to_native
 
 NO_PYTHON = "unsupported: task has no Python specification"
@@ -58,19 +60,22 @@ class PythonBackend:
     """Backend for Python-spec tasks. Options: ``workers`` (pool size), ``timeout``
     (seconds per item), ``batch_timeout``, ``memory_mb``, ``cpu_seconds``,
     ``batch_size`` (items per round trip), ``check_safety`` (static check of
-    candidate code). Options meant for other backends (``runner``...) are ignored
+    candidate code), ``executor`` (where batches run: with a remote executor each
+    batch is one unit of it; compile checks stay here). Options meant for other backends (``runner``...) are ignored
     and listed in ``stats.extra["ignored_options"]``."""
 
     name = "python"
 
     def __init__(self, workers: int = 2, timeout: float = 2.0, batch_timeout: float | None = None,
                  memory_mb: int = 512, cpu_seconds: float | None = None, batch_size: int = 64,
-                 check_safety: bool = True, **other: Any) -> None:
+                 check_safety: bool = True, executor: Executor | None = None,
+                 **other: Any) -> None:
         limits = SandboxLimits(timeout=timeout, batch_timeout=batch_timeout,
                                memory_mb=memory_mb, cpu_seconds=cpu_seconds)
         self.sandbox = Sandbox(workers=workers, limits=limits, batch_size=batch_size)
         self.check_safety = check_safety
         self._spec_errors: dict[tuple[str, str, str], str] = {}
+        self.executor = executor
         self._stats = BackendStats()
         ignored = sorted(k for k, v in other.items() if v is not None)
         if ignored:
@@ -98,6 +103,10 @@ class PythonBackend:
               restricted: bool) -> list[CallResult]:
         start = time.perf_counter()
         try:
+            if is_remote(self.executor):
+                assert self.executor is not None
+                return call_many_on(self.executor, self.sandbox.limits, self.sandbox.batch_size,
+                                    source, funcs, items, restricted)
             return self.sandbox.call_many(source, funcs, items, restricted=restricted)
         finally:
             self._stats.checks += len(items)

@@ -1,0 +1,187 @@
+"""The units of remote work, as module-level functions over picklable payloads.
+
+* :func:`run_sandbox_batch` — one sandbox batch (Python backend): one module,
+  one function, up to ``batch_size`` argument lists, one round trip.
+* :func:`run_prover_file` — one prover file (Lean; any runner with
+  ``run_file(path)`` and ``work_dir()``, so Coq's too).
+
+They hold no driver state: everything a unit needs travels in its payload, and
+on a remote worker the runner is first made ready *there* (``on_worker()``:
+find or install the prover on that node), so nothing is assumed from the
+driver's machine. A node that lacks a runner raises :class:`RetryableUnitError`
+naming the node (Ray may place the retry elsewhere); when retries run out the
+executor reports it as an ``infrastructure:`` failure of that unit's checks.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import socket
+import tempfile
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from veriscale.execution import Executor, Resources, UnitFailure
+
+if TYPE_CHECKING:
+    from veriscale.backends.python.sandbox import CallResult, Sandbox, SandboxLimits
+
+_ON_WORKER = False
+
+
+class UnitError(RuntimeError):
+    """A unit cannot run on this node (not retried)."""
+
+
+class RetryableUnitError(UnitError):
+    """A unit cannot run on this node now (a runner missing, a setup failure): retried."""
+
+
+def mark_worker() -> None:
+    """Called by a remote executor in its worker process before the first unit."""
+    global _ON_WORKER
+    _ON_WORKER = True
+
+
+def on_worker() -> bool:
+    return _ON_WORKER
+
+
+def node_name() -> str:
+    """``host (ip)`` of the node this process runs on, for error messages."""
+    host = socket.gethostname()
+    try:
+        import ray
+
+        if ray.is_initialized():
+            return f"{host} ({ray.util.get_node_ip_address()})"
+    except Exception:  # Ray absent or not connected: the host name alone
+        pass
+    return host
+
+
+# ---------------------------------------------------------------- sandbox batches
+
+
+@dataclass(frozen=True)
+class SandboxBatch:
+    """One round trip of the Python sandbox: call ``funcs`` of ``source`` on each item."""
+
+    limits: SandboxLimits
+    source: str
+    funcs: tuple[str, ...]
+    items: tuple[tuple[Any, ...], ...]
+    restricted: bool
+
+
+_sandboxes: dict[Any, Sandbox] = {}
+_sandboxes_lock = threading.Lock()
+
+
+def _close_sandboxes() -> None:
+    with _sandboxes_lock:
+        for sb in _sandboxes.values():
+            with contextlib.suppress(Exception):
+                sb.close()
+        _sandboxes.clear()
+
+
+def _sandbox_for(limits: SandboxLimits) -> Sandbox:
+    """This process's warm sandbox for ``limits`` (one worker: one unit holds one CPU)."""
+    from veriscale.backends.python.sandbox import Sandbox
+
+    with _sandboxes_lock:
+        sb = _sandboxes.get(limits)
+        if sb is None:
+            if not _sandboxes:
+                atexit.register(_close_sandboxes)
+            sb = _sandboxes[limits] = Sandbox(workers=1, limits=limits, batch_size=1 << 30)
+        return sb
+
+
+def run_sandbox_batch(batch: SandboxBatch) -> list[CallResult]:
+    """The results of one batch, in item order (a bad item fails alone, as locally)."""
+    sandbox = _sandbox_for(batch.limits)
+    try:
+        return sandbox.call_many(batch.source, list(batch.funcs),
+                                 [list(a) for a in batch.items], restricted=batch.restricted)
+    except RuntimeError as exc:  # the sandbox itself could not work here
+        raise RetryableUnitError(f"node {node_name()}: Python sandbox failed: {exc}") from exc
+
+
+def sandbox_resources(limits: SandboxLimits) -> Resources:
+    """One CPU; the worker's address-space cap plus the Ray worker's own footprint."""
+    return Resources(cpus=1.0, memory_mb=int(limits.memory_mb) + 256)
+
+
+def call_many_on(executor: Executor, limits: SandboxLimits, batch_size: int, source: str,
+                 funcs: Sequence[str], items: Sequence[Sequence[Any]], restricted: bool
+                 ) -> list[CallResult]:
+    """``Sandbox.call_many`` with each batch of ``batch_size`` items a unit of ``executor``."""
+    from veriscale.backends.python.sandbox import CallResult
+
+    if not items:
+        return []
+    size = max(1, batch_size)
+    chunks = [tuple(tuple(a) for a in items[i : i + size]) for i in range(0, len(items), size)]
+    payloads = [SandboxBatch(limits, source, tuple(funcs), c, restricted) for c in chunks]
+    got = executor.map(run_sandbox_batch, payloads, resources=sandbox_resources(limits))
+    out: list[CallResult] = []
+    for chunk, res in zip(chunks, got, strict=True):
+        if isinstance(res, UnitFailure):
+            out.extend(CallResult(False, error=res.error) for _ in chunk)
+        elif not isinstance(res, list) or len(res) != len(chunk):
+            out.extend(CallResult(False, error="infrastructure: sandbox batch returned "
+                                  f"{len(res) if isinstance(res, list) else 'no'} results "
+                                  f"for {len(chunk)} items") for _ in chunk)
+        else:
+            out.extend(res)
+    return out
+
+
+# ---------------------------------------------------------------- prover files
+
+
+@dataclass(frozen=True)
+class ProverFile:
+    """One prover file: its text, its name, and the (picklable) runner that checks it."""
+
+    runner: Any
+    name: str
+    text: str
+    keep: bool = False  # leave the file in the runner's work directory (local runs only)
+
+
+def _ready_runner(runner: Any) -> Any:
+    """On a remote worker: the runner found or installed on this node, or why not."""
+    prepare = getattr(runner, "on_worker", None)
+    if prepare is None:
+        return runner
+    try:
+        return prepare()
+    except Exception as exc:
+        name = getattr(runner, "name", type(runner).__name__)
+        raise RetryableUnitError(
+            f"node {node_name()}: the {name} runner is not available here: {exc}") from exc
+
+
+def run_prover_file(job: ProverFile) -> Any:
+    """Write the file, run the prover on it, return the runner's result."""
+    if not on_worker():
+        path = Path(job.runner.work_dir()) / job.name
+        path.write_text(job.text, encoding="utf-8")
+        try:
+            return job.runner.run_file(path)
+        finally:
+            if not job.keep:
+                with contextlib.suppress(OSError):
+                    path.unlink()
+    runner = _ready_runner(job.runner)
+    with tempfile.TemporaryDirectory(prefix="veriscale-unit-") as tmp:
+        path = Path(tmp) / job.name
+        path.write_text(job.text, encoding="utf-8")
+        return runner.run_file(path)

@@ -1,0 +1,139 @@
+"""The execution layer without Ray: the local executor, settings, and how backends
+turn a unit that produced nothing into UNKNOWN answers (never a crash, never a pass)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from exec_helpers import fake_lean, lean_task
+
+from veriscale.backends.base import Label, Verdict
+from veriscale.backends.lean.backend import LeanBackend
+from veriscale.backends.lean.runner import NativeRunner
+from veriscale.backends.python.backend import PythonBackend
+from veriscale.backends.python.sandbox import Sandbox, SandboxLimits
+from veriscale.benchmark.model import Signature, Task, TestCase
+from veriscale.execution import (
+    LocalExecutor,
+    UnitFailure,
+    concurrent_map,
+    is_remote,
+    make_executor,
+)
+from veriscale.execution.settings import ExecutionSettings
+from veriscale.execution.units import ProverFile, call_many_on, run_prover_file
+from veriscale.pipeline.config import RunConfig
+
+
+class BrokenCluster(LocalExecutor):
+    """An executor whose every unit is lost (what Ray reports once retries run out)."""
+
+    name = "broken"
+    remote = True
+
+    def map(self, fn, payloads, *, resources=None, parallelism=None):
+        return [UnitFailure("infrastructure: ray: worker lost 4 time(s)") for _ in payloads]
+
+
+def _parity(n: int) -> bool:
+    if n == 3:
+        raise ValueError("three")
+    return n % 2 == 0
+
+
+def test_local_map_keeps_order_and_isolates_a_failing_unit() -> None:
+    ex = LocalExecutor()
+    got = ex.map(_parity, [1, 2, 3, 4], parallelism=3)
+    assert got[0] is False and got[1] is True and got[3] is True
+    assert isinstance(got[2], UnitFailure)
+    assert got[2].error == "infrastructure: ValueError: three"
+    assert ex.describe() == {"executor": "local", "units": 4, "failed_units": 1}
+    assert ex.width(4, 2) == 2 and ex.width(1, 9) == 1
+    assert not is_remote(ex) and not is_remote(None)
+
+
+def test_concurrent_map_returns_values_and_exceptions_in_order() -> None:
+    got = concurrent_map("backend", lambda item, b: 10 // item, [5, 0, 2], width=2)
+    assert got[0] == 2 and isinstance(got[1], ZeroDivisionError) and got[2] == 5
+
+
+def test_settings_precedence(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    base = ExecutionSettings()
+    assert base.resolved().executor == "local" and base.resolved().address is None
+    assert base.resolved(address="10.0.0.1:6379").executor == "ray"  # an address implies Ray
+    monkeypatch.setenv("RAY_ADDRESS", "head:6379")
+    assert base.resolved("ray").address == "head:6379"
+    assert ExecutionSettings(address="cfg:1").resolved("ray").address == "cfg:1"
+    assert base.resolved("ray", "cli:2").address == "cli:2"
+    with pytest.raises(ValueError):
+        make_executor("dask")
+
+
+def test_execution_section_is_in_no_stage_fingerprint() -> None:
+    local = RunConfig()
+    remote = RunConfig.model_validate({"execution": {"executor": "ray", "address": "h:1"}})
+    for sections in (("backend", "backend_options"), ("seed", "llm", "seeds", "mutation"),
+                     ("seed", "llm", "adversaries", "backend"), ("reduction",)):
+        assert local.fingerprint(*sections) == remote.fingerprint(*sections)
+
+
+SOURCE = "def f(x):\n    return x * 2\n\ndef reference(x):\n    return f(x)\n"
+
+
+def test_sandbox_batches_as_units_answer_like_the_pool() -> None:
+    limits = SandboxLimits(timeout=2.0)
+    items = [[k] for k in range(7)]
+    with Sandbox(workers=1, limits=limits, batch_size=3) as sb:
+        direct = sb.call_many(SOURCE, ["f"], items)
+    units = call_many_on(LocalExecutor(), limits, 3, SOURCE, ["f"], items, restricted=True)
+    assert [(r.ok, r.value, r.error) for r in units] == \
+        [(r.ok, r.value, r.error) for r in direct]
+    assert [r.value for r in units] == [2 * k for k in range(7)]
+
+
+def _py_task() -> Task:
+    from veriscale.benchmark.model import PythonSections
+
+    sig = Signature.from_json({"name": "f", "parameters": [{"param_name": "x",
+                                                           "param_type": "Int"}],
+                               "return_type": "Int"})
+    py = PythonSections(precondition="def precondition(x):\n    return x > 0\n",
+                        reference="def reference(x):\n    return 2 * x\n",
+                        postcondition="def postcondition(x, result):\n    return result == 2 * x\n")
+    return Task("t1", "double", sig, tests=[TestCase((3,), 6, [5])], python=py)
+
+
+def test_lost_sandbox_batches_are_unknown_for_the_python_backend() -> None:
+    task = _py_task()
+    with PythonBackend(workers=1, executor=BrokenCluster()) as be:
+        outs = be.run(task, None, [(1,), (2,)])
+        cls = be.classify(task, [(1,), (-1,)])
+        post = be.postcondition_holds(task, None, [((1,), 2)])
+    assert all(not o.ok and o.error.startswith("infrastructure:") for o in outs)
+    assert [c.label for c in cls] == [Label.UNKNOWN, Label.UNKNOWN]
+    assert post == [Verdict.UNKNOWN]
+
+
+def test_lost_lean_files_are_unknown_and_not_retried_as_crashes(tmp_path: Path) -> None:
+    runner = NativeRunner(lean_path=str(fake_lean(tmp_path)), timeout=30, memory_mb=None,
+                          work_dir=tmp_path / "work")
+    be = LeanBackend(runner, executor=BrokenCluster())
+    cls, run = be.evaluate_many([("classify", (lean_task(), [(1,), (-2,)])),
+                                 ("run", (lean_task(), None, [(4,)]))])
+    assert [c.label for c in cls] == [Label.UNKNOWN, Label.UNKNOWN]
+    assert all(c.detail.startswith("infrastructure:") for c in cls)
+    assert not run[0].ok and run[0].error.startswith("infrastructure:")
+    assert be.stats.extra["files"] == 1  # one unit, reported once, no crash retries
+
+
+def test_a_prover_file_runs_locally_in_the_runner_work_dir(tmp_path: Path) -> None:
+    runner = NativeRunner(lean_path=str(fake_lean(tmp_path)), timeout=30, memory_mb=None,
+                          work_dir=tmp_path / "work")
+    text = "#check Nat\n"
+    res = run_prover_file(ProverFile(runner, "one.lean", text, keep=True))
+    assert [m.text for m in res.messages] == ["ok"]
+    assert (tmp_path / "work" / "one.lean").read_text() == text
+    run_prover_file(ProverFile(runner, "two.lean", text))
+    assert not (tmp_path / "work" / "two.lean").exists()

@@ -1,0 +1,154 @@
+"""The Ray executor on a local Ray instance (``ray.init(num_cpus=2)``): the bundled
+benchmark gives the same ``plus/`` and ``lite/`` bytes as the local executor, also
+when a Ray worker is killed mid-run; lost units and missing runners are
+``infrastructure:`` failures naming the node."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+ray = pytest.importorskip("ray")
+
+from exec_helpers import fake_lean, lean_task  # noqa: E402
+
+from veriscale.backends.lean.backend import LeanBackend  # noqa: E402
+from veriscale.backends.lean.runner import NativeRunner, WasmRunner  # noqa: E402
+from veriscale.execution import UnitFailure  # noqa: E402
+from veriscale.execution.ray_executor import RayExecutor  # noqa: E402
+from veriscale.execution.units import ProverFile, run_prover_file  # noqa: E402
+from veriscale.pipeline.config import RunConfig  # noqa: E402
+from veriscale.pipeline.run import run_pipeline  # noqa: E402
+
+pytestmark = pytest.mark.ray
+
+TASKS = ["vs_argmax", "vs_binary_search", "vs_rotate_list"]
+CONFIG = {"seed": 7, "tasks": TASKS, "mutation": {"max_mutations_per_input": 4},
+          "seeds": {"candidates_per_round": 12}}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def local_ray():
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    yield
+    ray.shutdown()
+
+
+def tree(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*"))
+            if p.is_file()}
+
+
+def run(bundled: Path, out: Path, executor: str) -> dict:
+    config = RunConfig.model_validate({**CONFIG, "execution": {"executor": executor}})
+    result = run_pipeline(bundled, out, config, report=False)
+    assert result.errors == {}
+    import json
+
+    return json.loads((out / "manifest.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def local_run(bundled_dir: Path, tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("local") / "run"
+    manifest = run(bundled_dir, out, "local")
+    assert manifest["execution"]["executor"] == "local"
+    return out
+
+
+def test_ray_gives_the_local_bytes(bundled_dir: Path, local_run: Path, tmp_path: Path) -> None:
+    manifest = run(bundled_dir, tmp_path / "ray", "ray")
+    ex = manifest["execution"]
+    assert ex["executor"] == "ray" and ex["units"] > 0 and ex["failed_units"] == 0
+    assert tree(tmp_path / "ray" / "plus") == tree(local_run / "plus")
+    assert tree(tmp_path / "ray" / "lite") == tree(local_run / "lite")
+
+
+class WorkerKiller(threading.Thread):
+    """SIGKILLs the first Ray worker seen executing a unit (``ray::veriscale_unit``)."""
+
+    def __init__(self) -> None:
+        super().__init__(daemon=True)
+        self.killed: list[int] = []
+        self.stop = threading.Event()
+
+    def run(self) -> None:
+        while not self.stop.is_set() and not self.killed:
+            for entry in Path("/proc").iterdir():
+                if not entry.name.isdigit():
+                    continue
+                try:
+                    cmd = (entry / "cmdline").read_bytes()
+                except OSError:
+                    continue
+                if cmd.startswith(b"ray::veriscale_unit"):
+                    try:
+                        os.kill(int(entry.name), signal.SIGKILL)
+                    except ProcessLookupError:
+                        continue
+                    self.killed.append(int(entry.name))
+                    return
+            time.sleep(0.005)
+
+
+def test_a_killed_worker_is_retried_and_the_bytes_stay(bundled_dir: Path, local_run: Path,
+                                                       tmp_path: Path) -> None:
+    killer = WorkerKiller()
+    killer.start()
+    try:
+        manifest = run(bundled_dir, tmp_path / "ray", "ray")
+    finally:
+        killer.stop.set()
+        killer.join()
+    assert killer.killed, "no Ray worker was caught running a unit"
+    assert manifest["execution"]["failed_units"] == 0
+    assert tree(tmp_path / "ray" / "plus") == tree(local_run / "plus")
+    assert tree(tmp_path / "ray" / "lite") == tree(local_run / "lite")
+
+
+def test_results_in_order_and_a_unit_that_keeps_dying_is_unknown() -> None:
+    ex = RayExecutor(max_retries=1)
+    assert ex.map(abs, [-3, 2, -1]) == [3, 2, 1]
+    (lost,) = ex.map(os._exit, [3])  # the worker dies on every attempt
+    assert isinstance(lost, UnitFailure)
+    assert lost.error.startswith("infrastructure: ray: _exit failed after 2 attempt(s)")
+    assert ex.describe()["failed_units"] == 1
+    ex.close()
+    assert ray.is_initialized()  # a Ray started by the caller stays up
+
+
+def test_a_node_without_the_runner_is_named(tmp_path: Path) -> None:
+    ex = RayExecutor(max_retries=0)
+    missing = NativeRunner(lean_path=str(tmp_path / "no-such-lean"), timeout=10)
+    empty = WasmRunner(cache_dir=tmp_path / "empty-cache", auto_install=False)
+    got = ex.map(run_prover_file, [ProverFile(missing, "a.lean", "#check Nat\n"),
+                                   ProverFile(empty, "b.lean", "#check Nat\n")])
+    host = socket.gethostname()
+    for failure, what in zip(got, ("native runner", "wasm runner"), strict=True):
+        assert isinstance(failure, UnitFailure)
+        assert failure.error.startswith("infrastructure:")
+        assert f"node {host}" in failure.error and f"the {what} is not available" in failure.error
+    assert "WASM Lean not installed" in got[1].error
+
+
+def test_lean_files_on_ray_answer_like_local(tmp_path: Path) -> None:
+    exe = fake_lean(tmp_path)
+
+    def answers(executor) -> list:
+        runner = NativeRunner(lean_path=str(exe), timeout=30, memory_mb=None,
+                              work_dir=tmp_path / "work")
+        be = LeanBackend(runner, executor=executor, tasks_per_file=1)
+        task = lean_task()
+        return be.evaluate_many([("classify", (task, [(1,), (-2,), (5,)])),
+                                 ("compile", (task, None, None)),
+                                 ("classify", (lean_task("toy_2"), [(0,), (7,)]))])
+
+    remote = RayExecutor()
+    assert answers(remote) == answers(None)
+    assert remote.describe()["units"] >= 2 and remote.describe()["failed_units"] == 0
