@@ -1,8 +1,10 @@
 """A local HTTP server speaking the OpenAI chat-completions API, for LLM-layer tests.
 
 ``responder(body, n)`` gets the decoded request and its 0-based sequence number
-and returns ``(status, content)``; content is the assistant text (status 200)
-or an error message.
+and returns ``(status, content)`` (content: the assistant text for status 200,
+else an error message) or a :class:`Reply` scripting how a real server answers:
+``finish_reason``, a separate ``reasoning_content``, ``content: null``, headers
+such as ``Retry-After``, a missing usage block, or an SSE body.
 """
 
 from __future__ import annotations
@@ -11,10 +13,57 @@ import json
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-Responder = Callable[[dict[str, Any], int], tuple[int, str]]
+
+@dataclass
+class Reply:
+    status: int = 200
+    content: str | None = ""
+    finish_reason: str = "stop"
+    reasoning: str | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    usage: dict[str, int] | None = field(
+        default_factory=lambda: {"prompt_tokens": 100, "completion_tokens": 20,
+                                 "total_tokens": 120})
+    sse: bool = False  # answer as an event stream although no stream was asked for
+
+
+Responder = Callable[[dict[str, Any], int], "tuple[int, str] | Reply"]
+
+
+def _payload(reply: Reply, n: int, model: str) -> dict[str, Any]:
+    if reply.status != 200:
+        return {"error": {"message": reply.content, "type": "server_error",
+                          "code": reply.status}}
+    message: dict[str, Any] = {"role": "assistant", "content": reply.content}
+    if reply.reasoning is not None:
+        message["reasoning_content"] = reply.reasoning
+    payload: dict[str, Any] = {
+        "id": f"chatcmpl-{n}", "object": "chat.completion", "created": 0, "model": model,
+        "choices": [{"index": 0, "finish_reason": reply.finish_reason, "message": message}],
+    }
+    if reply.usage is not None:
+        payload["usage"] = reply.usage
+    return payload
+
+
+def _sse(reply: Reply, n: int, model: str) -> bytes:
+    text = reply.content or ""
+    pieces = [text[i : i + 7] for i in range(0, len(text), 7)] or [""]
+    lines = []
+    for k, piece in enumerate(pieces):
+        chunk = {"id": f"chatcmpl-{n}", "object": "chat.completion.chunk", "model": model,
+                 "choices": [{"index": 0, "delta": {"content": piece},
+                              "finish_reason": reply.finish_reason
+                              if k == len(pieces) - 1 else None}]}
+        lines.append("data: " + json.dumps(chunk))
+    if reply.usage is not None:
+        lines.append("data: " + json.dumps({"choices": [], "usage": reply.usage}))
+    lines.append("data: [DONE]")
+    return ("\n\n".join(lines) + "\n\n").encode()
 
 
 class FakeOpenAI:
@@ -42,29 +91,23 @@ class FakeOpenAI:
                     if fake.delay:
                         time.sleep(fake.delay)
                     if self.path.rstrip("/") != "/v1/chat/completions":
-                        status, text = 404, f"no route {self.path}"
+                        reply = Reply(404, f"no route {self.path}")
                     else:
-                        status, text = fake.responder(body, n)
+                        got = fake.responder(body, n)
+                        reply = got if isinstance(got, Reply) else Reply(got[0], got[1])
                 finally:
                     with fake._lock:
                         fake.inflight -= 1
-                if status == 200:
-                    payload = {
-                        "id": f"chatcmpl-{n}",
-                        "object": "chat.completion",
-                        "created": 0,
-                        "model": body.get("model", ""),
-                        "choices": [{"index": 0, "finish_reason": "stop",
-                                     "message": {"role": "assistant", "content": text}}],
-                        "usage": {"prompt_tokens": 100, "completion_tokens": 20,
-                                  "total_tokens": 120},
-                    }
+                model = body.get("model", "")
+                if reply.sse and reply.status == 200:
+                    data, kind = _sse(reply, n, model), "text/event-stream"
                 else:
-                    payload = {"error": {"message": text, "type": "server_error", "code": status}}
-                data = json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
+                    data, kind = json.dumps(_payload(reply, n, model)).encode(), "application/json"
+                self.send_response(reply.status)
+                self.send_header("Content-Type", kind)
                 self.send_header("Content-Length", str(len(data)))
+                for key, value in reply.headers.items():
+                    self.send_header(key, value)
                 self.end_headers()
                 self.wfile.write(data)
 

@@ -90,14 +90,16 @@ def test_cache_hit_avoids_the_second_http_call(tmp_path, monkeypatch) -> None:
         b = first.complete(endpoint, MSGS)
         assert len(srv.requests) == 1
         assert b.cached and b.text == a.text == "reply 0"
-        # A re-ask (attempt 1) is a different request, hence a new answer.
-        c = first.complete(endpoint, MSGS, attempt=1)
+        # Another round of the same question is a different request, hence a new answer.
+        c = first.complete(endpoint, MSGS, variant=1)
         assert c.text == "reply 1" and len(srv.requests) == 2
         # A new client on the same file (a rerun) makes no request at all.
         second = ChatClient(cfg, ResponseCache(path))
         d = second.complete(endpoint, MSGS)
         assert d.cached and d.text == "reply 0" and len(srv.requests) == 2
-    assert first.ledger.to_dict()["total"]["cache_hits"] == 1
+    assert first.ledger.to_dict()["this_run"]["cache_hits"] == 1
+    # the usage counters of both clients add up in the run directory's database
+    assert second.ledger.to_dict()["total"]["cache_hits"] == 2
     assert b"sk-never-on-disk" not in path.read_bytes()
 
 

@@ -60,7 +60,8 @@ def test_seeds_ill_typed_dropped_and_counted() -> None:
     parsed = parse_inputs(text, SIG)
     assert parsed.inputs == [((1,), 2)]
     assert parsed.ill_typed == 3 and parsed.duplicates == 1
-    assert len(parsed.reasons) == 3
+    assert len(parsed.reasons) == 4  # every dropped item, duplicates included
+    assert parsed.dropped == {"ill_typed": 2, "wrong_keys": 1, "duplicate": 1}
 
 
 def test_seeds_truncated_answer_keeps_complete_objects() -> None:
@@ -192,7 +193,7 @@ def rotate2 (l : List Int) (n : Nat) (h_precond : rotate_precond (l) (n)) : List
 def rotate3 (l : List Int) (n : Nat) : List Int := []
 -- Adversarial Implementation 4
 def rotate4 (l : List Int) (n : Nat) (h_precond : rotate_precond (l) (n)) : List Int :=
-  helper l
+  helper l.reverse
 ```"""
 
 
@@ -204,7 +205,9 @@ def test_lean_adversaries_rename_the_main_function_not_the_helper() -> None:
     assert "def rotate (l : List Int)" in codes[0]
     assert "rotate1" not in codes[0]
     assert "| k + 1 => rotate l k h_precond" in codes[1]  # recursion follows the rename
-    assert "def helper" not in codes[2] and "def rotate (" in codes[2]
+    # a helper reused in a later chunk goes with that adversary too
+    assert "def helper (l : List Int)" in codes[2] and "def rotate (" in codes[2]
+    assert "def helper" not in codes[1]  # ... but only with those that use it
     assert any("h_precond" in r for r in parsed.rejected)
     assert all(i.origin == "llm:m" and i.target_spec == "spec-x" for i in parsed.implementations)
     assert len({i.id for i in parsed.implementations}) == 3

@@ -150,7 +150,7 @@ def test_roles_through_the_fake_endpoint(task: Task, tmp_path: Path) -> None:
     # the garbage answer was recorded and re-asked
     assert len(specs.specs) == 1 and specs.specs[0].origin == "llm:spec-model"
     assert any("attempt 1/3" in i for i in specs.issues)
-    assert provider.usage.to_dict()["models"]["spec-model"]["parse_failures"] == 1
+    assert provider.usage.models["spec-model"].parse_failures == 1
     impls = advs.implementations
     assert len(impls) == 3  # the `import os` one is rejected as unsafe
     assert any("unsafe" in r for r in advs.rejected)

@@ -34,6 +34,8 @@ EXIT_TASK_FAILED = 1
 """Some task failed a stage: the suites miss it (or the previous ones were kept)."""
 EXIT_USAGE = 2
 EXIT_LOCKED = 3
+EXIT_LLM_UNAVAILABLE = 4
+"""The LLM endpoint cannot answer (key, model, every request failing); nothing was faked."""
 
 
 def _go(benchmark_dir, out, backend, runner, llm, config_path, seed, tasks, executor,
@@ -65,12 +67,19 @@ def _go(benchmark_dir, out, backend, runner, llm, config_path, seed, tasks, exec
         config.llm = {**config.llm, "provider": llm}
     config.execution = config.execution.resolved(executor, ray_address)
     executor_from_cli(None, None, config.execution).close()  # Ray missing: a clear error now
+    from veriscale.llm.client import LLMUnavailable
+
     try:
         result = run_pipeline(benchmark_dir, out, config, reduce=reduce, report=reduce,
                               console=console)
     except RunDirLocked as exc:
         console.print(f"[red]error:[/] {exc}")
         sys.exit(EXIT_LOCKED)
+    except LLMUnavailable as exc:
+        console.print(f"[bold red]error:[/] the LLM endpoint is unusable, run stopped: {exc}")
+        console.print("  Finished stages are kept; fix [llm] (key, model, base_url) and rerun "
+                      "to resume, or set fallback = \"offline\" in [llm] to continue without it.")
+        sys.exit(EXIT_LLM_UNAVAILABLE)
     console.print(f"run directory: {result.run_dir}")
     for name in ("plus", "lite", "report.md"):
         path = result.run_dir / name

@@ -424,9 +424,11 @@ def generate_adversaries(
     impls: list[Implementation] = []
     rejected: list[str] = []
     seen: set[str] = set()
+    redteam_llm: list[dict[str, Any]] = []
     for res in mapper(red_team, targets):
         issues.extend(res.issues)
         rejected.extend(res.rejected)
+        redteam_llm.append(getattr(res, "llm", None) or {})
         for impl in res.implementations:
             if impl.id not in seen:
                 seen.add(impl.id)
@@ -448,6 +450,7 @@ def generate_adversaries(
         ],
         "issues": issues,
         "rejected": rejected,
+        "llm": _llm_accounting(getattr(spec_result, "llm", None) or {}, redteam_llm),
         "counts": {
             "specs_proposed": len(spec_result.specs),
             "specs_compiled": len(good_specs),
@@ -457,6 +460,12 @@ def generate_adversaries(
             "issues": len(issues),
         },
     }
+
+
+def _llm_accounting(spec: dict[str, Any], redteam: list[dict[str, Any]]) -> dict[str, Any]:
+    from veriscale.llm.provider import merge_accounting
+
+    return {"spec": spec, "redteam": merge_accounting(redteam)} if spec or any(redteam) else {}
 
 
 def synthesize_unexpected(

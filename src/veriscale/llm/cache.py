@@ -24,6 +24,12 @@ CREATE TABLE IF NOT EXISTS responses (
     request TEXT NOT NULL,
     response TEXT NOT NULL,
     created REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS usage (
+    model TEXT NOT NULL,
+    field TEXT NOT NULL,
+    value REAL NOT NULL,
+    PRIMARY KEY (model, field)
 )
 """
 
@@ -50,7 +56,7 @@ class ResponseCache:
         if self.path is not None:
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.execute(_SCHEMA)
+        self._db.executescript(_SCHEMA)
         self._db.commit()
 
     def get(self, key: str) -> dict[str, Any] | None:
@@ -72,6 +78,28 @@ class ResponseCache:
                 ),
             )
             self._db.commit()
+
+    def add_usage(self, model: str, deltas: dict[str, float]) -> None:
+        """Add counters for ``model``; committed at once, so a killed run keeps them."""
+        rows = [(model, k, float(v)) for k, v in deltas.items() if v]
+        if not rows:
+            return
+        with self._lock:
+            self._db.executemany(
+                "INSERT INTO usage (model, field, value) VALUES (?, ?, ?) "
+                "ON CONFLICT(model, field) DO UPDATE SET value = value + excluded.value",
+                rows,
+            )
+            self._db.commit()
+
+    def usage(self) -> dict[str, dict[str, float]]:
+        """Cumulative counters per model over every run that used this database."""
+        with self._lock:
+            rows = self._db.execute("SELECT model, field, value FROM usage").fetchall()
+        out: dict[str, dict[str, float]] = {}
+        for model, name, value in rows:
+            out.setdefault(model, {})[name] = value
+        return out
 
     def __len__(self) -> int:
         with self._lock:

@@ -22,15 +22,41 @@ class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+TRANSPORT_FIELDS = frozenset({
+    "base_url", "api_key_env", "extra_headers", "concurrency", "timeout", "request_deadline",
+    "max_attempts", "backoff_initial", "backoff_max", "max_consecutive_failures", "prices",
+    "cache", "fallback",
+})
+"""Settings that decide how an answer is fetched, never what it is: they stay out of
+stage fingerprints, so changing them recomputes nothing (the cache answers)."""
+
+
 class Endpoint(_Model):
-    """One model at one endpoint; unset fields inherit from :class:`LLMConfig`."""
+    """One model at one endpoint; unset fields inherit from :class:`LLMConfig`.
+
+    ``max_tokens`` and ``max_completion_tokens`` are sent under their own names:
+    reasoning models reject the first and want the second.
+    """
 
     model: str
     base_url: str | None = None
     api_key_env: str | None = None
     temperature: float | None = None
     max_tokens: int | None = Field(None, ge=1)
+    max_completion_tokens: int | None = Field(None, ge=1)
+    reasoning_effort: str | None = None
     seed: int | None = None
+    extra_headers: dict[str, str] = Field(default_factory=dict)
+    extra_body: dict[str, Any] = Field(default_factory=dict)
+
+    @property
+    def token_limit(self) -> tuple[str, int] | None:
+        """(parameter name, value) of the completion budget sent, if any."""
+        if self.max_completion_tokens is not None:
+            return "max_completion_tokens", self.max_completion_tokens
+        if self.max_tokens is not None:
+            return "max_tokens", self.max_tokens
+        return None
 
 
 class Price(_Model):
@@ -48,14 +74,27 @@ class LLMConfig(_Model):
     api_key_env: str = Field("OPENAI_API_KEY", description="environment variable holding the key")
     temperature: float | None = Field(None, description="default sampling temperature")
     max_tokens: int | None = Field(None, ge=1)
+    max_completion_tokens: int | None = Field(None, ge=1)
+    reasoning_effort: str | None = Field(None, description='e.g. "low", "medium", "high"')
     seed: int | None = Field(None, description="request seed sent to endpoints that honour it")
+    extra_headers: dict[str, str] = Field(default_factory=dict, description="sent with every request")
+    extra_body: dict[str, Any] = Field(default_factory=dict, description="merged into every body")
     roles: dict[str, list[Endpoint]] = Field(default_factory=dict)
-    concurrency: int = Field(4, ge=1, description="simultaneous HTTP requests, all roles together")
-    timeout: float = Field(300.0, gt=0, description="seconds per HTTP request")
-    max_attempts: int = Field(5, ge=1, description="tries per request on transient errors")
+    concurrency: int = Field(4, ge=1, description="requests in flight for the whole run")
+    timeout: float = Field(300.0, gt=0, description="seconds per HTTP attempt")
+    request_deadline: float = Field(
+        900.0, gt=0, description="seconds per request, all retries and waits included")
+    max_attempts: int = Field(8, ge=1, description="tries per request on transient errors")
     backoff_initial: float = Field(1.0, ge=0.0, description="first backoff delay (s)")
     backoff_max: float = Field(60.0, ge=0.0)
-    parse_attempts: int = Field(3, ge=1, description="re-asks when an answer cannot be parsed")
+    max_consecutive_failures: int = Field(
+        3, ge=1, description="an endpoint whose first N requests all fail stops the run")
+    parse_attempts: int = Field(
+        3, ge=1, description="paid asks per answer: the first plus re-asks after an unusable, "
+        "truncated or empty answer (each re-ask changes the request)")
+    fallback: Literal["stop", "offline"] = Field(
+        "stop", description="when the endpoint is unusable (auth, missing model, every request "
+        "failing): stop the run, or continue offline (said loudly; nothing is stored as final)")
     prices: dict[str, Price] = Field(default_factory=dict, description="per model name")
     cache: bool = True
     fallback_offline: bool = Field(
@@ -99,10 +138,30 @@ class LLMConfig(_Model):
                 api_key_env=e.api_key_env or self.api_key_env,
                 temperature=e.temperature if e.temperature is not None else self.temperature,
                 max_tokens=e.max_tokens if e.max_tokens is not None else self.max_tokens,
+                max_completion_tokens=(e.max_completion_tokens if e.max_completion_tokens
+                                       is not None else self.max_completion_tokens),
+                reasoning_effort=e.reasoning_effort or self.reasoning_effort,
                 seed=e.seed if e.seed is not None else self.seed,
+                extra_headers={**self.extra_headers, **e.extra_headers},
+                extra_body={**self.extra_body, **e.extra_body},
             )
             for e in items
         ]
+
+    def result_settings(self) -> dict[str, Any]:
+        """The part of the config that can change an answer (for stage fingerprints):
+        models, sampling, budgets, prompts-affecting knobs; never transport."""
+        data = self.model_dump(mode="json")
+        out = {k: v for k, v in data.items() if k not in TRANSPORT_FIELDS}
+        out["roles"] = {
+            role: [{k: v for k, v in e.items() if k not in TRANSPORT_FIELDS} for e in eps]
+            for role, eps in data["roles"].items()
+        }
+        out["offline"] = self.offline
+        return out
+
+    def priced(self, model: str) -> bool:
+        return model in self.prices
 
     def cost(self, model: str, prompt_tokens: int, completion_tokens: int) -> float:
         price = self.prices.get(model)

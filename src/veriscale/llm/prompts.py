@@ -116,8 +116,11 @@ Rules:
 {_VALUE_RULES}
 """
     params = [{"param_name": p.name, "param_type": p.type_text} for p in sig.params]
-    valid_examples = [{"input": sig.encode_input(t.input)} for t in task.tests[:example_limit]]
-    invalid_examples = [{"input": sig.encode_input(r)} for r in task.reject_inputs[:example_limit]]
+    # The JSON the model should write back (lists as arrays, strings unescaped).
+    valid_examples = [{"input": S.encode_model_input(sig, t.input)}
+                      for t in task.tests[:example_limit]]
+    invalid_examples = [{"input": S.encode_model_input(sig, r)}
+                        for r in task.reject_inputs[:example_limit]]
     user = f"""
 Task description:
 {task.description.strip()}

@@ -29,6 +29,7 @@ class SeedResult:
     ill_typed: int = 0
     duplicates: int = 0
     issues: list[str] = field(default_factory=list)
+    llm: dict[str, Any] = field(default_factory=dict)  # asked / proposed / kept / dropped
     _seen: set[Input] = field(default_factory=set, repr=False, compare=False)
 
     def add(self, inp: Input, provenance: str) -> bool:
@@ -53,6 +54,7 @@ class SeedResult:
 class SpecResult:
     specs: list[Spec] = field(default_factory=list)  # Spec.origin is the provenance
     issues: list[str] = field(default_factory=list)
+    llm: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -60,6 +62,7 @@ class AdversaryResult:
     implementations: list[Implementation] = field(default_factory=list)
     rejected: list[str] = field(default_factory=list)  # unparsable or unsafe candidates
     issues: list[str] = field(default_factory=list)
+    llm: dict[str, Any] = field(default_factory=dict)
 
 
 def spec_to_json(spec: Spec) -> dict[str, Any]:

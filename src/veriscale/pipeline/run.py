@@ -11,6 +11,7 @@ later stages; it never stops the run.
 from __future__ import annotations
 
 import hashlib
+import json
 import platform
 import shutil
 import threading
@@ -31,6 +32,14 @@ from veriscale.benchmark.fingerprint import task_fingerprint
 from veriscale.benchmark.loader import detect_format, load_benchmark, task_dirs
 from veriscale.benchmark.model import Input, Task
 from veriscale.execution import concurrent_map, is_remote
+from veriscale.llm.concurrency import llm_task_map, llm_workers
+from veriscale.llm.config import load_llm_config
+from veriscale.llm.provider import (
+    LLMUnavailable,
+    raise_if_stopped,
+    request_failures,
+    usage_summary,
+)
 from veriscale.pipeline import stages
 from veriscale.pipeline.config import RunConfig, resolve_backend
 from veriscale.pipeline.rundir import RunDir, replace_dir_atomic
@@ -143,6 +152,7 @@ class Pipeline:
         fingerprint: Callable[[Task], str],
         compute: Callable[[Task, Backend], Any],
         needs_backend: bool = True,
+        asks_llm: bool = False,
     ) -> None:
         """Run one stage over all live tasks, loading finished artifacts instead of redoing.
 
@@ -171,18 +181,23 @@ class Pipeline:
 
             def one(task: Task, backend: Backend) -> Any:
                 data = compute(task, backend)
+                if asks_llm:
+                    self._llm_outcome(task, name, data)
                 # saved as soon as it is ready, so a killed run keeps finished tasks
                 self.rd.save_artifact(task.id, name, self.fp[(task.id, name)], data)
                 progress.update(bar, advance=1, description=task.id)
                 return data
 
             backend = self.backend if needs_backend and todo else None
+            workers = llm_workers(self.config.llm) if asks_llm else 1
             if backend is not None and can_coalesce(backend) and len(todo) > 1:
                 results = coalesced_map(backend, one, todo)
             elif backend is not None and is_remote(self._executor) and len(todo) > 1:
                 # Units run elsewhere: keep several tasks' oracle calls in flight.
                 results = concurrent_map(backend, one, todo,
                                          self.config.execution.concurrent_tasks)
+            elif workers > 1 and len(todo) > 1:
+                results = llm_task_map(one, todo, backend, workers)
             else:
                 results = []
                 for task in todo:
@@ -190,6 +205,8 @@ class Pipeline:
                         results.append(one(task, backend))
                     except Exception as exc:
                         results.append(exc)
+        if asks_llm:
+            raise_if_stopped(self._provider)  # the endpoint cannot answer at all
         for task, result in zip(todo, results, strict=True):
             if isinstance(result, BaseException):  # one bad task never stops the run
                 self.errors[task.id] = {"stage": name,
@@ -202,6 +219,15 @@ class Pipeline:
             previous if done else 0.0)
         self.resumed[name] = done
         self._summarise(name)
+
+    def _llm_outcome(self, task: Task, name: str, data: Any) -> None:
+        """A stage whose LLM requests failed is stored as provisional (its fingerprint
+        never matches), so the next run asks again; a stopped endpoint stops the run."""
+        raise_if_stopped(self._provider)
+        failures = request_failures(self._provider, task.id)
+        if failures and isinstance(data, dict):
+            data["llm_provisional"] = failures[:20]
+            self.fp[(task.id, name)] = self.fp[(task.id, name)] + "-provisional"
 
     def artifact(self, task: Task, name: str) -> Any:
         data = self.rd.load_artifact(task.id, name, self.fp[(task.id, name)])
@@ -230,15 +256,18 @@ class Pipeline:
 
     def run_expansion(self) -> None:
         cfg = self.config
-        base = cfg.fingerprint("seed", "llm", "seeds", "mutation")
+        # Only the [llm] settings that can change an answer: transport never invalidates.
+        llm = json.dumps(load_llm_config(cfg.llm).result_settings(), sort_keys=True)
+        base = _hash(cfg.fingerprint("seed", "seeds", "mutation"), llm)
         oracle = cfg.fingerprint("backend", "backend_options")
-        adv_cfg = cfg.fingerprint("seed", "llm", "adversaries", "backend")
+        adv_cfg = _hash(cfg.fingerprint("seed", "adversaries", "backend"), llm)
 
         self._stage(
             "candidates",
             lambda t: _hash(task_fingerprint(t), base),
             lambda t, b: stages.stage_candidates(t, cfg, self.provider),
             needs_backend=False,
+            asks_llm=True,
         )
         self._stage(
             "classify",
@@ -258,6 +287,7 @@ class Pipeline:
             "adversaries",
             lambda t: _hash(task_fingerprint(t), adv_cfg),
             self._adversaries,
+            asks_llm=True,
         )
         self._stage(
             "unexpected",
@@ -399,10 +429,7 @@ class Pipeline:
                 "seconds": round(s.seconds, 3),
                 **s.extra,
             }
-        usage: dict[str, Any] = {}
-        u = getattr(self._provider, "usage", None) if self._provider is not None else None
-        if u is not None:
-            usage = u.to_dict() if hasattr(u, "to_dict") else dict(u)
+        usage = usage_summary(self._provider, self.config.llm, self.rd.root / "llm_cache.sqlite")
         formats = sorted({detect_format(d) for d in task_dirs(self.benchmark_dir)})
         return {
             "veriscale": __version__,
@@ -453,7 +480,12 @@ def run_pipeline(
         pipe.load()
         pipe.rd.remove_stale_temporaries()
         pipe.copy_original()
-        pipe.run_expansion()
+        try:
+            pipe.run_expansion()
+        except LLMUnavailable:  # record what was spent and why, then stop
+            pipe.timings["total"] = time.perf_counter() - start
+            pipe.rd.save_manifest(pipe.manifest())
+            raise
         pipe.build_suites(lite=reduce)
         if reduce:
             pipe.time_evaluation()

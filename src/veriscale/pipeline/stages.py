@@ -61,6 +61,7 @@ def stage_candidates(task: Task, config: RunConfig, provider: Any) -> dict[str, 
     originals += [Candidate(r, "original:reject") for r in task.reject_inputs]
     seeds: list[Candidate] = []
     seed_errors: list[str] = []
+    llm_parts: list[dict[str, Any]] = []
     n = config.seeds.candidates_per_round
     for round_index in range(config.seeds.rounds):
         try:
@@ -69,6 +70,7 @@ def stage_candidates(task: Task, config: RunConfig, provider: Any) -> dict[str, 
             seed_errors.append(f"{type(exc).__name__}: {exc}")
             continue
         seed_errors.extend(str(i) for i in getattr(proposed, "issues", []))
+        llm_parts.append(getattr(proposed, "llm", None) or {})
         for item in proposed:
             inp, prov = item if isinstance(item, tuple) and len(item) == 2 else (item, "seed")
             seeds.append(Candidate(tuple(inp), str(prov)))
@@ -95,7 +97,14 @@ def stage_candidates(task: Task, config: RunConfig, provider: Any) -> dict[str, 
             "by_provenance": dict(sorted(counts.items())),
         },
         "errors": seed_errors,
+        "llm": _merge_llm(llm_parts),
     }
+
+
+def _merge_llm(parts: list[dict[str, Any]]) -> dict[str, Any]:
+    from veriscale.llm.provider import merge_accounting
+
+    return merge_accounting(parts)
 
 
 # ------------------------------------------------------------------ classify

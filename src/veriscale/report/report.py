@@ -502,6 +502,10 @@ def render_markdown(report: RunReport) -> str:
                        "no backend_stats in manifest.json.")
     lines += render_kv("LLM usage", report.manifest.get("llm_usage"),
                        "no llm_usage in manifest.json (offline provider, or not recorded).")
+    from veriscale.llm.report import render_llm
+
+    lines += render_llm(report.run_dir, report.manifest, [t.task_id for t in report.tasks],
+                        read_artifact, _md_table)
     return "\n".join(lines).rstrip() + "\n"
 
 
