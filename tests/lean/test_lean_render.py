@@ -36,7 +36,11 @@ def test_candidates_replace_the_right_sections() -> None:
     text = render.Variant(_task(), spec=spec).definitions()
     assert "s ≠ \"\"" in text and "def aux2 := 2" in text and "s.length > 0" not in text
     assert "def f (s" not in text  # specs are checked without code
-    assert "result = s ++" in text  # GT postcondition kept
+    # VERINA checks a candidate precondition without any postcondition, and a
+    # candidate's spec helpers are made reducible for decide
+    assert "result = s ++" not in text and "@[reducible, simp] def aux2" in text
+    with_post = render.Variant(_task(), spec=Spec(precond=None, postcond="True")).definitions()
+    assert "s.length > 0" in with_post  # the GT precondition is used when none is given
     impl = Implementation("def f (s : String) : String := s")
     v = render.Variant(_task(), impl=impl)
     assert "def f (s : String) : String := s" in v.definitions()

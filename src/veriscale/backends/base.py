@@ -21,14 +21,21 @@ class Verdict(enum.Enum):
     """What a specification said about one item.
 
     ``ERROR``: the specification itself failed to answer (it raised, or returned
-    something other than a boolean). A specification is a total function, so
-    this is a wrong answer whichever answer was wanted, never an abstention.
+    something other than a boolean; for Lean, Plausible refuted both P and ¬P).
+    A specification is a total function, so this is a wrong answer whichever
+    answer was wanted, never an abstention. The ``PLAUSIBLY_*``/``UNREFUTED``
+    verdicts carry what VERINA's Plausible stage found, which scoring reads as
+    VERINA does: "no counter-example" passes where that claim was wanted.
     """
 
     TRUE = "true"
     FALSE = "false"
     UNKNOWN = "unknown"
     ERROR = "error"
+    # Plausible's evidence where ``decide`` could not answer (VERINA's stage 2):
+    PLAUSIBLY_TRUE = "plausibly_true"  # no counter-example to P found
+    PLAUSIBLY_FALSE = "plausibly_false"  # no counter-example to ¬P found
+    UNREFUTED = "unrefuted"  # neither P nor ¬P refuted
 
     @classmethod
     def of(cls, b: bool | None) -> Verdict:
@@ -132,6 +139,7 @@ class Implementation:
 
     code: str
     id: str = ""
+    imports: str = ""  # extra ``import`` lines (Lean), merged with the task's (VERINA)
     strategy: str = ""  # red-team strategy or mutation operator
     origin: str = ""  # "offline", "llm:<model>", "mutant"
     target_spec: str = ""  # id of the flawed spec it was written against

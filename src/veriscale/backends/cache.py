@@ -144,7 +144,8 @@ class CachingBackend:
 
     def run(self, task: Task, impl: Implementation | None, inputs: Sequence[Input]) -> list[Outcome]:
         sig = task.signature
-        extra = None if impl is None else impl.code
+        extra = None if impl is None else (
+            [impl.code, impl.imports] if impl.imports else impl.code)
         return self._cached(
             "run", task, extra, inputs, sig.encode_input,
             lambda xs: self.inner.run(task, impl, xs),

@@ -55,13 +55,14 @@ def _fmt(x: float | None) -> str:
     return "n/a" if x is None else f"{100 * x:.2f}"
 
 
-def _load(suite: Path, tasks: tuple[str, ...], console: Console, quiet: bool) -> list[Any]:
+def _load(suite: Path, tasks: tuple[str, ...], console: Console, quiet: bool
+          ) -> tuple[list[Any], list[str]]:
     loaded, issues = load_benchmark(suite, list(tasks) or None)
     if issues and not quiet:
         console.print(f"[yellow]{suite}: {len(issues)} load issue(s)[/]")
         for issue in issues[:10]:
             console.print(f"  {issue}")
-    return loaded
+    return loaded, [f"{suite}: {i}" for i in issues]
 
 
 @click.command("evaluate")
@@ -99,7 +100,11 @@ def evaluate_command(suites: tuple[Path, ...], solutions: Path | None, mutants: 
     if not mutants and len(suites) != 1:
         raise click.UsageError("--solutions scores one suite at a time")
     ks = _parse_ks(ks_text)
-    loaded = [(str(s), _load(s, tasks, console, as_json)) for s in suites]
+    loaded, load_issues = [], []
+    for s in suites:
+        ts, issues = _load(s, tasks, console, as_json)
+        loaded.append((str(s), ts))
+        load_issues.extend(issues)
     for name, ts in loaded:
         if not ts:
             raise click.ClickException(f"{name}: no loadable tasks")
@@ -115,7 +120,7 @@ def evaluate_command(suites: tuple[Path, ...], solutions: Path | None, mutants: 
             _run_mutants(backend, loaded, seed, max_mutants, console, as_json)
         else:
             assert solutions is not None
-            _run_solutions(backend, loaded[0], solutions, ks, console, as_json)
+            _run_solutions(backend, loaded[0], solutions, ks, console, as_json, load_issues)
     finally:
         try:
             backend.close()
@@ -124,7 +129,8 @@ def evaluate_command(suites: tuple[Path, ...], solutions: Path | None, mutants: 
 
 
 def _run_solutions(backend: Any, suite: tuple[str, list[Any]], solutions: Path,
-                   ks: tuple[int, ...], console: Console, as_json: bool) -> None:
+                   ks: tuple[int, ...], console: Console, as_json: bool,
+                   load_issues: list[str] | None = None) -> None:
     from veriscale.evaluation.harness import BOUNDS, evaluate
     from veriscale.evaluation.solutions import load_solutions
 
@@ -141,7 +147,8 @@ def _run_solutions(backend: Any, suite: tuple[str, list[Any]], solutions: Path,
 
     with console.status("evaluating") as status:
         report = evaluate(backend, tasks, cands, suite=name, ks=ks, progress=advance)
-    report.issues = [str(i) for i in issues]
+    task_issues = list(report.issues)  # tasks whose rows cannot be read: never PASS
+    report.issues = list(load_issues or []) + [str(i) for i in issues] + task_issues
     if as_json:
         json.dump(report.to_json(), sys.stdout, indent=1)
         sys.stdout.write("\n")
@@ -166,6 +173,8 @@ def _run_solutions(backend: Any, suite: tuple[str, list[Any]], solutions: Path,
             cells.append(lo if lo == up else f"{lo}/{up}")
         per_task.add_row(tr.task_id, *cells)
     console.print(per_task)
+    for issue in task_issues:
+        console.print(f"[yellow]{issue}[/]")
     console.print(f"wall time {report.wall_seconds:.2f} s (code {report.code_seconds:.2f} s, "
                   f"spec {report.spec_seconds:.2f} s), backend {report.backend}")
 

@@ -48,6 +48,7 @@ class SampleResult:
     metrics: dict[str, Bounded] = field(default_factory=dict)
     tallies: dict[str, Tally] = field(default_factory=dict)
     errors: dict[str, str] = field(default_factory=dict)  # part -> compile / backend error
+    notes: dict[str, str] = field(default_factory=dict)  # metric -> what limited its check
 
     def passed(self, metric: str, bound: str = "lower") -> bool:
         m = self.metrics.get(metric)
@@ -60,6 +61,7 @@ class SampleResult:
             "metrics": {k: v.to_json() for k, v in self.metrics.items()},
             "tests": {k: v.to_json() for k, v in self.tallies.items()},
             "errors": dict(self.errors),
+            **({"notes": dict(self.notes)} if self.notes else {}),
         }
 
 
@@ -98,7 +100,7 @@ def _unobservable(n: int) -> Bounded:
     return spec_property(Tally(unknown=max(n, 1)))
 
 
-def _finish_code(task: Task, outcomes: Any, res: SampleResult) -> None:
+def _finish_code(task: Task, outcomes: Any, res: SampleResult, compared: bool = False) -> None:
     n = len(task.tests)
     if isinstance(outcomes, BackendFailure) or outcomes is None or len(outcomes) != n:
         res.errors.setdefault("code", str(outcomes) if isinstance(outcomes, BackendFailure)
@@ -107,7 +109,7 @@ def _finish_code(task: Task, outcomes: Any, res: SampleResult) -> None:
         res.metrics["code"] = code_property(Tally(unknown=max(n, 1)))
         return
     tally = Tally.of(code_tests(outcomes, [t.expected for t in task.tests],
-                                task.signature.return_type))
+                                task.signature.return_type, compared))
     failed = [(i, o) for i, o in enumerate(outcomes) if not o.ok]
     if failed:  # what the candidate (or the checker) said, shortened and host-free
         i, o = next(((i, o) for i, o in failed if not o.inconclusive), failed[0])
@@ -119,7 +121,8 @@ def _finish_code(task: Task, outcomes: Any, res: SampleResult) -> None:
 
 def _finish_spec(props: tuple[tuple[str, int, Callable[[Verdict], Score]], ...],
                  verdicts: Any, res: SampleResult, part: str,
-                 explain: Callable[[], str | None] = lambda: None) -> None:
+                 explain: Callable[[], str | None] = lambda: None,
+                 missing_stage: str = "") -> None:
     """Split one verdict list over consecutive properties (e.g. sound tests, then complete).
 
     ERROR verdicts (the spec raised) are FAIL and recorded in ``res.errors`` with the
@@ -136,8 +139,8 @@ def _finish_spec(props: tuple[tuple[str, int, Callable[[Verdict], Score]], ...],
     raised = sum(v is Verdict.ERROR for v in verdicts)
     if raised:
         why = explain()
-        res.errors.setdefault(part, f"error: the specification raised or answered a non-boolean"
-                                    f" on {raised} of {total} tests"
+        res.errors.setdefault(part, f"error: the specification raised, answered a non-boolean "
+                                    f"or was refuted both ways on {raised} of {total} tests"
                                     + (f": {report_text(why)}" if why else ""))
     at = 0
     for name, n, expect in props:
@@ -145,6 +148,9 @@ def _finish_spec(props: tuple[tuple[str, int, Callable[[Verdict], Score]], ...],
         at += n
         res.tallies[name] = tally
         res.metrics[name] = spec_property(tally)
+        if tally.unknown and missing_stage:  # say per metric what VERINA would have run
+            res.notes[name] = (f"{tally.unknown} of {n} tests undecided by decide; "
+                               f"Plausible stage not run: {missing_stage}")
 
 
 def _not_compiled(res: SampleResult, names: tuple[str, ...], state: bool | None) -> None:
@@ -166,6 +172,12 @@ def _compile_state(answer: Any, res: SampleResult, part: str) -> bool | None:
         res.errors[part] = answer if str(answer).startswith("compile") else f"compile: {answer}"
         return False
     return True
+
+
+def _missing_stage(backend: Backend) -> str:
+    """Why the backend's Plausible stage cannot run ("" when it can or has none)."""
+    why = getattr(backend, "plausible_unavailable", "")
+    return why if isinstance(why, str) else ""
 
 
 def _explainer(backend: Backend, task: Task, cand: Candidate, which: str
@@ -225,11 +237,20 @@ def evaluate_batch(
             results[i].tallies["code"] = Tally()
             results[i].metrics["code"] = FAILED if state is False else _unobservable(0)
     with_tests = [i for i in run_ix if items[i][0].tests]
-    outs = call_many(backend, "run", [(items[i][0], items[i][1].impl,
-                                       [t.input for t in items[i][0].tests]) for i in with_tests])
+    # A backend that compares in its own language (Lean's `==`, as VERINA) is asked
+    # for that; otherwise outputs come back as values compared here.
+    compared = callable(getattr(backend, "test_outputs", None))
+    if compared:
+        outs = call_many(backend, "test_outputs", [
+            (items[i][0], items[i][1].impl, [(t.input, t.expected) for t in items[i][0].tests])
+            for i in with_tests])
+    else:
+        outs = call_many(backend, "run", [(items[i][0], items[i][1].impl,
+                                           [t.input for t in items[i][0].tests])
+                                          for i in with_tests])
     got = dict(zip(with_tests, outs, strict=True))
     for i in run_ix:
-        _finish_code(items[i][0], got.get(i, []), results[i])
+        _finish_code(items[i][0], got.get(i, []), results[i], compared)
     times.code_seconds += time.perf_counter() - t0
 
     t0 = time.perf_counter()
@@ -275,7 +296,8 @@ def evaluate_batch(
         task = items[i][0]
         _finish_spec((("precond_sound", len(task.tests), must_hold),
                       ("precond_complete", len(task.reject_inputs), must_fail)),
-                     vs, results[i], "precond", _explainer(backend, task, items[i][1], "pre"))
+                     vs, results[i], "precond", _explainer(backend, task, items[i][1], "pre"),
+                     _missing_stage(backend))
     post_verdicts = call_many(backend, "postcondition_holds", [
         (items[i][0], items[i][1].spec,
          [(t.input, t.expected) for t in items[i][0].tests]
@@ -285,12 +307,47 @@ def evaluate_batch(
         task = items[i][0]
         _finish_spec((("postcond_complete", len(task.tests), must_hold),
                       ("postcond_sound", sum(len(t.unexpected) for t in task.tests), must_fail)),
-                     vs, results[i], "postcond", _explainer(backend, task, items[i][1], "post"))
+                     vs, results[i], "postcond", _explainer(backend, task, items[i][1], "post"),
+                     _missing_stage(backend))
     times.spec_seconds += time.perf_counter() - t0
 
-    for r in results:
+    for (task, _), r in zip(items, results, strict=True):
+        _withhold(task, r)
         r.metrics = aggregate(r.metrics)
     return results
+
+
+TEST_METRICS = ("code", "precond_sound", "postcond_complete", "postcond_sound")
+
+
+def unscorable(task: Task) -> dict[str, str]:
+    """Metrics of ``task`` that must not be scored as passing, and why: their rows
+    are unknown (an unreadable rows file) or absent (no tests at all). Zero reject
+    inputs in a readable file stay VERINA's PASS for precondition completeness."""
+    out: dict[str, str] = {}
+    tests_why = next((f"{f} unreadable: {why}" for f, why in sorted(task.unreadable.items())
+                      if "reject" not in f), "")
+    if not tests_why and not task.tests:
+        tests_why = "the task has no tests"
+    for m in TEST_METRICS if tests_why else ():
+        out[m] = tests_why
+    reject_why = next((f"{f} unreadable: {why}" for f, why in sorted(task.unreadable.items())
+                       if "reject" in f), "")
+    if reject_why:
+        out["precond_complete"] = reject_why
+    return out
+
+
+def _withhold(task: Task, res: SampleResult) -> None:
+    """No free PASS from rows nobody could read: such a metric is at best UNKNOWN."""
+    for metric, why in unscorable(task).items():
+        got = res.metrics.get(metric)
+        if got is None:
+            continue
+        res.metrics[metric] = Bounded(
+            Score.UNKNOWN if got.lower is Score.PASS else got.lower,
+            Score.UNKNOWN if got.upper is Score.PASS else got.upper)
+        res.errors.setdefault("suite", f"not scored: {why}")
 
 
 def evaluate_candidate(backend: Backend, task: Task, cand: Candidate) -> SampleResult:
@@ -400,6 +457,9 @@ def evaluate(
             progress(len(group))
     report = EvaluationReport(suite, getattr(backend, "name", "?"), results,
                               tuple(sorted(set(ks))))
+    for task in tasks:  # a task whose rows cannot be read is an issue of that task
+        for metric_why in sorted(set(unscorable(task).values())):
+            report.issues.append(f"{task.id}: not scored as passing: {metric_why}")
     report.wall_seconds = time.perf_counter() - t0
     report.code_seconds, report.spec_seconds = times.code_seconds, times.spec_seconds
     return report

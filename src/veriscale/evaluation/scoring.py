@@ -27,7 +27,10 @@ ok, other value            FAIL       wrong answer
 =========================  =========  ========================================
 
 SpecGen: per test the backend gives TRUE / FALSE / UNKNOWN / ERROR (decide
-first; a backend may run a Plausible stage inside before answering UNKNOWN).
+first; the Lean backend runs VERINA's Plausible stage on what decide left open,
+answering PLAUSIBLY_TRUE / PLAUSIBLY_FALSE / UNREFUTED when Plausible found no
+counter-example: VERINA's default ``use_plausible_pass`` counts that as PASS
+where the claim was wanted, and a counter-example to the negation as PASS too).
 ERROR means the specification raised or answered a non-boolean: a
 specification is a total function, so that is FAIL whichever answer was
 wanted, never an abstention that the upper bound could turn into PASS.
@@ -124,14 +127,16 @@ def report_text(text: str, limit: int = 200) -> str:
 
 def must_hold(verdict: Verdict) -> Score:
     """A test whose property must be true (sound precondition, complete postcondition)."""
-    return {Verdict.TRUE: Score.PASS, Verdict.FALSE: Score.FAIL,
-            Verdict.ERROR: Score.FAIL}.get(verdict, Score.UNKNOWN)
+    return {Verdict.TRUE: Score.PASS, Verdict.FALSE: Score.FAIL, Verdict.ERROR: Score.FAIL,
+            Verdict.PLAUSIBLY_TRUE: Score.PASS, Verdict.UNREFUTED: Score.PASS,
+            }.get(verdict, Score.UNKNOWN)
 
 
 def must_fail(verdict: Verdict) -> Score:
     """A test whose property must be false (complete precondition, sound postcondition)."""
-    return {Verdict.FALSE: Score.PASS, Verdict.TRUE: Score.FAIL,
-            Verdict.ERROR: Score.FAIL}.get(verdict, Score.UNKNOWN)
+    return {Verdict.FALSE: Score.PASS, Verdict.TRUE: Score.FAIL, Verdict.ERROR: Score.FAIL,
+            Verdict.PLAUSIBLY_FALSE: Score.PASS, Verdict.UNREFUTED: Score.PASS,
+            }.get(verdict, Score.UNKNOWN)
 
 
 @dataclass(frozen=True)
@@ -238,10 +243,23 @@ def aggregate(metrics: Mapping[str, Bounded]) -> dict[str, Bounded]:
     return {m: out[m] for m in ALL_METRICS if m in out}
 
 
+def compared_test_score(outcome: Outcome) -> Score:
+    """One code test compared by the backend in its own language (Lean's ``==``, as
+    VERINA's ``#guard``): the outcome's value is whether the output equals the
+    expected one; failures read as in :func:`code_test_score`."""
+    if outcome.ok:
+        return Score.PASS if outcome.value is True else Score.FAIL
+    return Score.UNKNOWN if outcome.inconclusive else Score.FAIL
+
+
 def code_tests(
-    outcomes: Sequence[Outcome], expected: Sequence[Any], return_type: LeanType
+    outcomes: Sequence[Outcome], expected: Sequence[Any], return_type: LeanType,
+    compared: bool = False,
 ) -> list[Score]:
-    """Per-test code scores; lengths must match (one outcome per expected pair)."""
+    """Per-test code scores; lengths must match (one outcome per expected pair).
+    ``compared``: the outcomes are the backend's own equality verdicts."""
     if len(outcomes) != len(expected):
         raise ValueError(f"{len(outcomes)} outcomes for {len(expected)} tests")
+    if compared:
+        return [compared_test_score(o) for o in outcomes]
     return [code_test_score(o, e, return_type) for o, e in zip(outcomes, expected, strict=True)]

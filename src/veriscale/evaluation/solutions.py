@@ -88,11 +88,23 @@ def _message_of(err: ValidationError) -> str:
     return "; ".join(f"{'.'.join(map(str, e.get('loc', ())))}: {e['msg']}" for e in err.errors())
 
 
-def parse_lines(lines: Iterable[str]) -> tuple[list[tuple[int, SolutionLine]], list[SolutionIssue]]:
-    """Validate JSONL lines; blank lines are skipped silently."""
+def parse_lines(lines: Iterable[str | bytes]
+                ) -> tuple[list[tuple[int, SolutionLine]], list[SolutionIssue]]:
+    """Validate JSONL lines (text, or bytes decoded here line by line, so one line
+    that is not UTF-8 is reported and skipped, not the file); blank lines are
+    skipped silently."""
     good: list[tuple[int, SolutionLine]] = []
     issues: list[SolutionIssue] = []
-    for no, raw in enumerate(lines, start=1):
+    for no, item in enumerate(lines, start=1):
+        if isinstance(item, bytes):
+            try:
+                raw = item.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                issues.append(SolutionIssue(no, "(encoding)", f"not UTF-8 (byte {exc.start + 1} "
+                                                              f"of the line)"))
+                continue
+        else:
+            raw = item
         if not raw.strip():
             continue
         try:
@@ -145,7 +157,8 @@ def to_candidate(task: Task, sol: SolutionLine, sample: int, line: int = 0) -> C
             code = lean_code_definition(task, sol.code, sol.code_aux)
         else:
             code = (sol.code_aux.rstrip() + "\n\n" + sol.code) if sol.code_aux.strip() else sol.code
-        impl = Implementation(code=code, id=f"{task.id}#{sample}", origin="solution")
+        impl = Implementation(code=code, id=f"{task.id}#{sample}", origin="solution",
+                              imports=sol.imports if task.lean is not None else "")
     spec = None
     if sol.precond is not None or sol.postcond is not None:
         spec = Spec(
@@ -169,7 +182,7 @@ def load_solutions(
     reported and skipped.
     """
     by_id = {t.id: t for t in tasks}
-    with open(path, encoding="utf-8") as fh:
+    with open(path, "rb") as fh:
         good, issues = parse_lines(fh)
     out: dict[str, list[Candidate]] = {}
     used: dict[str, set[int]] = {}

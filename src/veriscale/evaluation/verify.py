@@ -111,8 +111,9 @@ def precond_verdict(c: Classification, want: Label) -> tuple[str, str]:
 
 
 def postcond_verdict(v: Verdict, want: bool) -> tuple[str, str]:
-    if v == Verdict.UNKNOWN:
-        return UNKNOWN, ""
+    if v in (Verdict.UNKNOWN, Verdict.PLAUSIBLY_TRUE, Verdict.PLAUSIBLY_FALSE,
+             Verdict.UNREFUTED):  # no proof either way
+        return UNKNOWN, v.value if v != Verdict.UNKNOWN else ""
     if v == Verdict.ERROR:
         return DISAGREE, "GT postcondition raised or answered a non-boolean"
     if (v == Verdict.TRUE) == want:

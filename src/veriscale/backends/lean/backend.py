@@ -155,6 +155,30 @@ def check_answer(out: CheckOutput) -> str | None:
     return None
 
 
+def verina_plausible_answer(out: CheckOutput) -> str:
+    """VERINA's reading of one Plausible example (``metrics.py``): ``counterexample``
+    on "Found a counter-example!", ``none`` on "Unable to find a counter-example"
+    or "no goals to be solved" (simp closed it), else ``unknown`` ("Gave up" too)."""
+    texts = [m.text for m in out.messages]
+    if any("Found a counter-example" in t for t in texts):
+        return "counterexample"
+    if any("Unable to find a counter-example" in t or "no goals to be solved" in t
+           for t in texts):
+        return "none"
+    return "unknown"
+
+
+def plausible_verdict(pos: str, neg: str) -> Verdict:
+    """What VERINA's stage 2 says about ``P`` from Plausible on ``P`` and on ``¬P``."""
+    if pos == "counterexample":
+        return Verdict.ERROR if neg == "counterexample" else Verdict.FALSE
+    if neg == "counterexample":
+        return Verdict.TRUE
+    if pos == "none":
+        return Verdict.UNREFUTED if neg == "none" else Verdict.PLAUSIBLY_TRUE
+    return Verdict.PLAUSIBLY_FALSE if neg == "none" else Verdict.UNKNOWN
+
+
 def plausible_answer(out: CheckOutput) -> str:
     """``counterexample``, ``none`` (no counter-example found) or ``unknown``."""
     texts = [m.text for m in out.messages]
@@ -496,6 +520,9 @@ class LeanBackend:
         are missing here), else ``None``."""
         if spec is None:
             return None
+        for name, body in (("precondition", spec.precond), ("postcondition", spec.postcond)):
+            if body is not None and not body.strip():  # VERINA renders `:=` with nothing
+                return f"compile: empty {name} (an empty body does not compile in VERINA)"
         for name, text, kind in (("precond", spec.precond, "term"),
                                  ("postcond", spec.postcond, "term"),
                                  ("precond_aux", spec.precond_aux, "commands"),
@@ -549,10 +576,7 @@ class LeanBackend:
         return plan
 
     def _plan_run(self, task: Task, impl: Implementation | None, inputs: Sequence[Input]) -> _Plan:
-        problem = self._lean_task(task)
-        if problem is None and impl is not None:
-            problem = check_untrusted_lean(impl.code)
-            problem = f"compile: {problem}" if problem else None
+        problem = self._lean_task(task) or _impl_problem(impl, task)
         ret = task.signature.return_type
         if problem:
             return _Plan(None, [], [_done(Outcome(False, error=problem)) for _ in inputs],
@@ -568,6 +592,25 @@ class LeanBackend:
             variant, inputs,
             lambda inp: render.value_command(render.call_term(task, inp, with_proof), ret, kernel),
             finish, lambda why: Outcome(False, error=why))
+
+    def _plan_test(self, task: Task, impl: Implementation | None,
+                   pairs: Sequence[tuple[Input, Any]]) -> _Plan:
+        """Code tests compared in Lean, as VERINA's ``#guard F args == expected``."""
+        problem = self._lean_task(task) or _impl_problem(impl, task)
+        if problem:
+            return _Plan(None, [], [_done(Outcome(False, error=problem)) for _ in pairs],
+                         lambda o: None)
+        variant = render.Variant(task, impl=impl)
+        with_proof = variant.code_needs_proof()
+        ret = task.signature.return_type
+        kernel = self.kernel
+
+        def command(pair: tuple[Input, Any]) -> str:
+            call = render.call_term(task, pair[0], with_proof)
+            return render.equality_command(call, render.value_text(ret, pair[1]), kernel)
+
+        return self._plan_items(variant, pairs, command, equality_outcome,
+                                lambda why: Outcome(False, error=why))
 
     def _plan_plausible(self, task: Task, inputs: Sequence[Input]) -> _Plan:
         """Two examples per input, ``P`` and ``¬P``, as upstream's stage 2."""
@@ -595,6 +638,7 @@ class LeanBackend:
             "precondition_holds": self._plan_decide,
             "postcondition_holds": self._plan_post,
             "run": self._plan_run,
+            "test_outputs": self._plan_test,
             "compile": self._plan_compile,
         }
         plans = []
@@ -605,9 +649,15 @@ class LeanBackend:
         answers = self._run_plans(plans)
         out: list[list[Any]] = []
         undecided: list[tuple[int, Task, list[int]]] = []
+        open_specs: list[tuple[int, list[int]]] = []
         for ri, ((op, args), ans) in enumerate(zip(requests, answers, strict=True)):
             if op in ("precondition_holds", "postcondition_holds"):
                 out.append([Verdict.of(b) for b, _ in ans])
+                todo = [i for i, (b, why) in enumerate(ans)
+                        if b is None and not why.startswith(("ill_typed", "compile",
+                                                             "unsupported"))]
+                if args[1] is not None and todo and args[0].lean is not None:
+                    open_specs.append((ri, todo))
             elif op == "classify":
                 out.append([_classification(b, why) for b, why in ans])
                 todo = [i for i, (b, why) in enumerate(ans)
@@ -618,7 +668,45 @@ class LeanBackend:
                 out.append(ans)
         if undecided:
             self._plausible_stage(undecided, requests, out)
+        if open_specs and self.runner.supports_plausible:
+            self._spec_plausible_stage(open_specs, requests, out)
         return out
+
+    @property
+    def plausible_unavailable(self) -> str:
+        """Why VERINA's Plausible stage cannot run here ("" when it can)."""
+        if self.runner.supports_plausible:
+            return ""
+        return f"Plausible is not available on the {self.runner.name} runner"
+
+    def _spec_plausible_stage(self, open_specs: list[tuple[int, list[int]]],
+                              requests: Sequence[tuple[str, tuple[Any, ...]]],
+                              out: list[list[Any]]) -> None:
+        """VERINA's stage 2 for candidate specs: Plausible on the claim and on its
+        negation, with VERINA's parameters, where decide gave no answer."""
+        plans = []
+        for ri, todo in open_specs:
+            op, (task, spec, items) = requests[ri]
+            post = op == "postcondition_holds"
+            name = f"{task.signature.name}_{'postcond' if post else 'precond'}"
+            cmds: list[str] = []
+            slots: list[_Slot] = []
+            for i in todo:
+                try:
+                    term = (render.postcond_term(task, items[i][0], items[i][1]) if post
+                            else render.precond_term(task, items[i]))
+                except Exception as exc:  # an ill-typed item stays unknown
+                    slots += [_done(f"ill_typed: {exc}")] * 2
+                    continue
+                for prop in (f"({term})", f"¬ ({term})"):
+                    slots.append(_cmd(len(cmds)))
+                    cmds.append(render.plausible_command(prop, name, postcond=post))
+            plans.append(_Plan(render.Variant(task, spec=spec), cmds, slots,
+                               verina_plausible_answer))
+        answers = self._run_plans(plans)
+        for (ri, todo), ans in zip(open_specs, answers, strict=True):
+            for k, i in enumerate(todo):
+                out[ri][i] = plausible_verdict(ans[2 * k], ans[2 * k + 1])
 
     def _plausible_stage(
         self, undecided: list[tuple[int, Task, list[int]]],
@@ -650,6 +738,17 @@ class LeanBackend:
                     out[ri][i] = Classification(
                         Label.UNKNOWN, "plausible",
                         f"{out[ri][i].detail}; plausible: P {pos}, not-P {neg}")
+
+    def test_outputs(self, task: Task, impl: Implementation | None,
+                     pairs: Sequence[tuple[Input, Any]]) -> list[Outcome]:
+        """Per (input, expected): ``Outcome(True, value=<equal?>)`` with the equality
+        decided by Lean's ``==`` (VERINA's code tests), or why there is no answer."""
+        return self.evaluate_many([("test_outputs", (task, impl, pairs))])[0]
+
+    def test_outputs_many(
+        self, jobs: Sequence[tuple[Task, Implementation | None, Sequence[tuple[Input, Any]]]]
+    ) -> list[list[Outcome]]:
+        return self.evaluate_many([("test_outputs", j) for j in jobs])
 
     def check_inputs_many(self, jobs: Sequence[tuple[Task, Sequence[Input]]]
                           ) -> list[list[str | None]]:
@@ -705,16 +804,22 @@ class LeanBackend:
 
     def _plan_compile(self, task: Task, impl: Implementation | None = None,
                       spec: Spec | None = None) -> _Plan:
-        problem = self._lean_task(task) or self._spec_problem(spec, task)
-        if problem is None and impl is not None:
-            problem = check_untrusted_lean(impl.code)
-            problem = f"compile: {problem}" if problem else None
+        problem = (self._lean_task(task) or self._spec_problem(spec, task)
+                   or _impl_problem(impl, task))
         if problem:
             return _Plan(None, [], [_done(problem)], compile_answer)
         variant = render.Variant(task, spec=spec, impl=impl)
         # `#check @main`: proves the unit was reached, fails if the definition was not added.
         return _Plan(variant, [render.check_command("@" + _main_name(variant))], [_cmd(0)],
                      compile_answer)
+
+
+def _impl_problem(impl: Implementation | None, task: Task) -> str | None:
+    """``compile: ...`` when the screen refuses a candidate implementation or its imports."""
+    if impl is None:
+        return None
+    why = check_untrusted_lean(impl.code) or _imports_problem(impl.imports, task)
+    return f"compile: {why}" if why else None
 
 
 def _imports_problem(imports: str, task: Task | None) -> str | None:
@@ -769,6 +874,20 @@ def _classification(b: bool | None, why: str) -> Classification:
         stage = "syntax" if why.startswith("ill_typed") else "decide"
         return Classification(Label.UNKNOWN, stage, why)
     return Classification(Label.EXPECTED if b else Label.UNEXPECTED, "decide")
+
+
+def equality_outcome(out: CheckOutput) -> Outcome:
+    """``Outcome(True, value=bool)`` from a printed ``==``; failures say why."""
+    b, why = bool_answer(out)
+    if b is not None:
+        return Outcome(True, value=b)
+    if out.definition_errors:
+        return Outcome(False, error=_broken_definitions(out))
+    if out.failure == "timeout":
+        return Outcome(False, error="timeout")
+    if out.failure:
+        return Outcome(False, error=out.failure)
+    return Outcome(False, error="unknown: " + why)
 
 
 def value_outcome(out: CheckOutput, ret: Any, kernel: bool) -> Outcome:

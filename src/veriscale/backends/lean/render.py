@@ -90,6 +90,18 @@ def _aux(text: str) -> str:
     return text.strip("\n") if text.strip() else ""
 
 
+def testable_aux(text: str) -> str:
+    """VERINA's ``make_spec_aux_testable``: a candidate's spec helpers become
+    ``@[reducible, simp]`` (a ``def`` at the start of a line gets the attribute
+    unless it or the line before already has it), so ``decide`` can unfold them."""
+    lines = text.split("\n")
+    for i, line in enumerate(lines):
+        if line.startswith("def ") and "@[reducible, simp]" not in line and (
+                i == 0 or "@[reducible, simp]" not in lines[i - 1]):
+            lines[i] = "@[reducible, simp] " + line
+    return "\n".join(lines)
+
+
 def _join(*parts: str) -> str:
     return "\n\n".join(p for p in parts if p)
 
@@ -144,15 +156,32 @@ class Variant:
             self.task.id,
             "" if s is None else repr((s.precond, s.postcond, s.precond_aux, s.postcond_aux,
                                        s.imports)),
-            "" if i is None else i.code,
+            "" if i is None else i.code + ("\n" + i.imports if i.imports else ""),
         )
+
+    @property
+    def ground_truth_in_scope(self) -> bool:
+        """Whether the ground truth's ``solution_aux`` and imports belong in this unit.
+
+        VERINA checks a candidate specification next to the task's own aux only:
+        the ground truth's helpers would clash with the candidate's names or lend
+        it definitions. They stay when the ground-truth precondition is used (it may
+        need them); a candidate precondition alone is checked without a postcondition.
+        """
+        s = self.spec
+        return s is None or s.precond is None
 
     def imports(self) -> list[str]:
         lean = self.task.lean
         assert lean is not None
-        text = "\n".join([lean.task_imports, lean.solution_imports,
-                          self.spec.imports if self.spec else ""])
-        return import_lines(text)
+        parts = [lean.task_imports]
+        if self.ground_truth_in_scope:
+            parts.append(lean.solution_imports)
+        if self.spec is not None:
+            parts.append(self.spec.imports)
+        if self.impl is not None:  # VERINA merges a solution's imports into CodeGen's
+            parts.append(self.impl.imports)
+        return import_lines("\n".join(parts))
 
     def definitions(self) -> str:
         """The unit's Lean declarations (bodies from the task, overridden by the candidate)."""
@@ -160,21 +189,23 @@ class Variant:
         assert lean is not None
         spec = self.spec
         if spec is not None and spec.precond is not None:
-            pre_aux, pre = spec.precond_aux, spec.precond
+            pre_aux, pre = testable_aux(spec.precond_aux), spec.precond
         else:
             pre_aux, pre = lean.precond_aux, lean.precond
         if spec is not None and spec.postcond is not None:
-            post_aux, post = spec.postcond_aux, spec.postcond
+            post_aux, post = testable_aux(spec.postcond_aux), spec.postcond
         else:
             post_aux, post = lean.postcond_aux, lean.postcond
-        parts = [_aux(lean.task_aux), _aux(lean.solution_aux), _aux(pre_aux),
+        solution_aux = _aux(lean.solution_aux) if self.ground_truth_in_scope else ""
+        parts = [_aux(lean.task_aux), solution_aux, _aux(pre_aux),
                  precond_def(self.task, pre)]
         if spec is None:  # candidate specs are checked without any code
             if self.impl is not None:
                 parts.append(_aux(self.impl.code))
             else:
                 parts += [_aux(lean.code_aux), code_def(self.task, lean.code)]
-        if self.impl is None:
+        if self.impl is None and not (spec is not None and spec.postcond is None
+                                      and not self.ground_truth_in_scope):
             parts += [_aux(post_aux), postcond_def(self.task, post)]
         return _join(*parts)
 
@@ -304,6 +335,12 @@ def value_command(call: str, ret: LeanType, kernel: bool) -> str:
         term, _ = projection(ret, call)
         return f"#reduce {term}"
     return f"#eval! ({call})"
+
+
+def equality_command(call: str, expected: str, kernel: bool) -> str:
+    """Prints ``true``/``false``: does the call equal the expected value under ``==``?"""
+    term = f"(({call}) == ({expected}))"
+    return f"#reduce {term}" if kernel else f"#eval! {term}"
 
 
 def check_command(term: str) -> str:
