@@ -10,6 +10,7 @@ from veriscale.backends.base import Backend
 _BACKENDS = {
     "python": ("veriscale.backends.python.backend", "PythonBackend"),
     "lean": ("veriscale.backends.lean.backend", "LeanBackend"),
+    "coq": ("veriscale.backends.coq.backend", "CoqBackend"),
 }
 
 

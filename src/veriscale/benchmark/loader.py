@@ -38,7 +38,12 @@ def task_dirs(root: Path) -> list[Path]:
 
 
 def detect_format(task_dir: Path) -> str:
-    return "python" if (task_dir / "task.py").exists() else "verina"
+    """``python``, ``coq`` (VERINA's Coq track: ``task.v``, no ``task.lean``) or ``verina``."""
+    if (task_dir / "task.py").exists():
+        return "python"
+    if (task_dir / "task.v").exists() and not (task_dir / "task.lean").exists():
+        return "coq"
+    return "verina"
 
 
 def load_benchmark(
@@ -53,7 +58,11 @@ def load_benchmark(
     for d in task_dirs(root):
         if wanted is not None and d.name not in wanted:
             continue
-        module = python_format if detect_format(d) == "python" else verina
+        fmt = detect_format(d)
+        if fmt == "coq":
+            from veriscale.backends.coq import format as module
+        else:
+            module = python_format if fmt == "python" else verina  # type: ignore[assignment]
         task, task_issues = module.load_task_dir(d)
         issues.extend(task_issues)
         if task is not None:

@@ -105,6 +105,26 @@ class LeanSections:
 
 
 @dataclass
+class CoqSections:
+    """The marked sections of a VERINA ``task.v`` (bodies verbatim; see
+    ``veriscale.backends.coq.format``)."""
+
+    task_imports: str = ""
+    solution_imports: str = ""
+    task_aux: str = ""
+    solution_aux: str = ""
+    precond_aux: str = ""
+    precond: str = "true"
+    code_aux: str = ""
+    code: str = ""
+    postcond_aux: str = ""
+    postcond: str = ""
+    proof_aux: str = ""
+    proof: str = "admit."
+    source: str = ""  # the whole file as read, for byte-exact writing
+
+
+@dataclass
 class PythonSections:
     """The sections of a Python-spec ``task.py`` (see ``benchmark/python_format.py``)."""
 
@@ -124,6 +144,7 @@ class Task:
     reject_inputs: list[Input] = field(default_factory=list)
     lean: LeanSections | None = None
     python: PythonSections | None = None
+    coq: CoqSections | None = None
     meta: dict[str, Any] = field(default_factory=dict)  # task.json, kept for writing
     path: Path | None = None
     unreadable: dict[str, str] = field(default_factory=dict)
@@ -138,6 +159,8 @@ class Task:
                 line.split("--")[0] for line in self.lean.precond.splitlines()
             ).strip()
             return body in ("", "True")
+        if self.coq is not None:
+            return self.coq.precond.strip() in ("", "true")
         if self.python is not None:
             return "return True" in self.python.precondition and self.python.precondition.count(
                 "return"

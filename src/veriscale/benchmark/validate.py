@@ -38,7 +38,7 @@ DEFECT_KINDS = (
 )
 """Defects in the suite itself; load issues of these kinds count as defects."""
 
-WARNING_KINDS = ("signature_mismatch", "id_mismatch")
+WARNING_KINDS = ("signature_mismatch", "id_mismatch", "raw_json_value", "signature_from_task_v")
 """Load issues that do not affect what VERINA or VeriScale read."""
 
 
@@ -256,7 +256,17 @@ def loader_for(raw: RawTask) -> Loader:
 
 def validate_dataset(root: Path) -> ValidationReport:
     """Read and lint every task folder of ``root``; raises ``NotADataset``."""
-    return lint_dataset(read_raw(d) for d in task_dirs(Path(root)))
+    from veriscale.benchmark.loader import detect_format
+
+    reports = []
+    for d in task_dirs(Path(root)):
+        if detect_format(d) == "coq":
+            from veriscale.backends.coq.format import lint_task_dir
+
+            reports.append(lint_task_dir(d))
+        else:
+            reports.append(lint_raw(read_raw(d), loader_for(read_raw(d))))
+    return ValidationReport(reports)
 
 
 __all__ = [

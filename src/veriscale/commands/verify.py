@@ -16,7 +16,7 @@ from veriscale.execution.settings import executor_from_cli, executor_options
 
 @click.command("verify")
 @click.argument("dataset_dir", type=click.Path(path_type=Path))
-@click.option("--backend", "backend_name", type=click.Choice(["python", "lean"]),
+@click.option("--backend", "backend_name", type=click.Choice(["python", "lean", "coq"]),
               default="python", show_default=True, help="The oracle to check with.")
 @click.option("--runner", type=click.Choice(["wasm", "native"]), default=None,
               help="Lean runner (Lean backend only).")

@@ -123,7 +123,10 @@ def detect_backend(benchmark_dir: Path, tasks: list[str] | None = None) -> str:
     from veriscale.benchmark.loader import detect_format, task_dirs
 
     dirs = [d for d in task_dirs(benchmark_dir) if not tasks or d.name in tasks]
-    return "python" if dirs and all(detect_format(d) == "python" for d in dirs) else "lean"
+    formats = {detect_format(d) for d in dirs}
+    if len(formats) == 1 and formats <= {"python", "coq"}:
+        return formats.pop()
+    return "lean"
 
 
 def resolve_backend(config: RunConfig, benchmark_dir: Path) -> RunConfig:

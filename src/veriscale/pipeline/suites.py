@@ -140,6 +140,8 @@ def write_suite(final: Path, tasks: list[Task]) -> Path:
     try:
         for task in tasks:
             writer = python_format if task.python is not None else verina
+            if task.coq is not None:
+                from veriscale.backends.coq import format as writer
             writer.write_task_dir(task, staging / task.id)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)

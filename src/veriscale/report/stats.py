@@ -94,11 +94,16 @@ def multipliers(base: dict[str, Any], other: dict[str, Any]) -> dict[str, float 
 
 def dataset_counts(root: Path) -> list[TaskCounts]:
     """Read every task folder of ``root`` (VERINA or Python-spec format)."""
-    from veriscale.benchmark.loader import task_dirs
+    from veriscale.benchmark.loader import detect_format, task_dirs
     from veriscale.benchmark.verina import REJECT_JSON, TEST_JSON, read_raw
 
     out = []
     for d in task_dirs(Path(root)):
+        if detect_format(d) == "coq":
+            from veriscale.backends.coq.format import raw_suite
+
+            out.append(raw_counts(d.name, *raw_suite(d)))
+            continue
         raw = read_raw(d)
         out.append(raw_counts(raw.name, raw.data.get(TEST_JSON), raw.data.get(REJECT_JSON)))
     return out

@@ -1,0 +1,509 @@
+"""VERINA's Coq task format: read a task folder into a :class:`Task`, write one back.
+
+A folder holds ``task.json`` (its ``coq_signature`` is the signature we use),
+``description.txt``, ``task.v``, ``coq_test.json`` and
+``coq_reject_inputs.json``, values being Coq literal text. ``task.v`` is cut
+at line-based markers ``(* !benchmark @start <name> [k=v] *)`` / ``(* !benchmark
+@end <name> *)``; the end marker of a definition body is followed by the
+``.`` that closes the definition. Writing gives the file back byte for byte
+when the sections are unchanged and renders VERINA's layout otherwise.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, fields, replace
+from pathlib import Path
+from typing import Any
+
+from veriscale.atomic import write_text_atomic
+from veriscale.backends.coq.literal import parse_coq, to_coq
+from veriscale.backends.coq.types import parse_coq_type
+from veriscale.benchmark.model import (
+    CoqSections,
+    Input,
+    LoadIssue,
+    Param,
+    Signature,
+    Task,
+    TestCase,
+)
+from veriscale.values import TypeParseError, ValueError_, decode
+from veriscale.values.value import Unparsable
+
+TASK_JSON = "task.json"
+DESCRIPTION = "description.txt"
+TASK_V = "task.v"
+TEST_JSON = "coq_test.json"
+REJECT_JSON = "coq_reject_inputs.json"
+
+RAW_JSON_VALUE = "raw_json_value"
+SIGNATURE_FROM_TASK_V = "signature_from_task_v"
+WARNING_KINDS = (RAW_JSON_VALUE, SIGNATURE_FROM_TASK_V)
+"""Load issues that are warnings: the value or signature was still read."""
+
+BODY_SECTIONS = ("task_aux", "solution_aux", "precond_aux", "precond", "code_aux", "code",
+                 "postcond_aux", "postcond", "proof_aux", "proof")
+IMPORT_FIELDS = {"task": "task_imports", "solution": "solution_imports"}
+SECTION_FIELDS = tuple(f.name for f in fields(CoqSections) if f.name != "source")
+
+_MARKER = re.compile(r"\(\*\s*!benchmark\s+(@\w+)\s*(.*?)\s*\*\)")
+
+
+def is_coq_task_dir(path: Path) -> bool:
+    return (Path(path) / TASK_V).is_file() and not (Path(path) / "task.lean").is_file()
+
+
+class SectionError(ValueError):
+    def __init__(self, line: int, message: str) -> None:
+        super().__init__(f"line {line}: {message}")
+        self.line = line
+
+
+@dataclass(frozen=True)
+class MarkedSection:
+    name: str
+    args: tuple[tuple[str, str], ...]
+    body: str
+    line: int
+
+
+def split_sections(text: str) -> list[MarkedSection]:
+    """The marked blocks of a ``task.v``; :class:`SectionError` for bad markers."""
+    out: list[MarkedSection] = []
+    current: tuple[str, tuple[tuple[str, str], ...], int] | None = None
+    body: list[str] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        m = _MARKER.search(line)
+        if m is None:
+            if current is not None:
+                body.append(line + "\n")
+            continue
+        verb, words = m.group(1), m.group(2).split()
+        if verb == "@start":
+            if not words:
+                raise SectionError(number, "@start marker without a section name")
+            if current is not None:
+                raise SectionError(number, f"section {words[0]!r} opened inside {current[0]!r}")
+            args = tuple((k, v) for k, _, v in (w.partition("=") for w in words[1:] if "=" in w))
+            current, body = (words[0], args, number), []
+        elif verb == "@end":
+            name = words[0] if words else ""
+            if current is None or name != current[0]:
+                raise SectionError(number, f"@end {name!r} does not close "
+                                           f"{current[0] if current else None!r}")
+            out.append(MarkedSection(current[0], current[1], "".join(body), current[2]))
+            current = None
+        else:
+            raise SectionError(number, f"unknown benchmark marker {verb!r}")
+    if current is not None:
+        raise SectionError(current[2], f"section {current[0]!r} is never closed")
+    return out
+
+
+def parse_coq_sections(text: str) -> CoqSections:
+    """The sections of a ``task.v`` (``source`` = ``text``)."""
+    sections = CoqSections(source=text)
+    imports: dict[str, str] = {}
+    seen: set[str] = set()
+    for sec in split_sections(text):
+        if sec.name == "import":
+            target = IMPORT_FIELDS.get(dict(sec.args).get("type", ""))
+            if target is not None:
+                imports[target] = imports.get(target, "") + sec.body
+            continue
+        if sec.name not in BODY_SECTIONS:
+            raise SectionError(sec.line, f"unknown section {sec.name!r}")
+        if sec.name in seen:
+            raise SectionError(sec.line, f"section {sec.name!r} appears twice")
+        seen.add(sec.name)
+        if sec.body.strip():
+            setattr(sections, sec.name, sec.body)
+    for target, body in imports.items():
+        if body.strip():
+            setattr(sections, target, body)
+    if not sections.code.strip():
+        raise SectionError(1, "the code section is missing or empty")
+    return sections
+
+
+def _norm(body: str) -> str:
+    return "\n".join(line.rstrip() for line in body.strip("\n").splitlines()).strip()
+
+
+def sections_equal(a: CoqSections, b: CoqSections) -> bool:
+    """Same bodies up to surrounding blank lines and indentation of the first line."""
+    defaults = CoqSections()
+    for name in SECTION_FIELDS:
+        x, y = getattr(a, name), getattr(b, name)
+        x = x if x.strip() else getattr(defaults, name)
+        y = y if y.strip() else getattr(defaults, name)
+        if _dedent(x) != _dedent(y):
+            return False
+    return True
+
+
+def _dedent(body: str) -> str:
+    lines = [ln.rstrip() for ln in body.strip("\n").splitlines()]
+    first = next((ln for ln in lines if ln.strip()), "")
+    if first.startswith("  "):
+        lines = [ln[2:] if ln.startswith("  ") else ln for ln in lines]
+    return "\n".join(lines).strip()
+
+
+# ---------------------------------------------------------------- headers
+
+
+def definition_header(sections: CoqSections, which: str) -> str | None:
+    """The ``Definition ... :=`` text that opens section ``which`` in the source."""
+    source = sections.source
+    m = re.search(r"\(\*\s*!benchmark\s+@start\s+" + which + r"\s*\*\)", source)
+    if m is None:
+        return None
+    before = source[: m.start()]
+    d = before.rfind("Definition ")
+    f = before.rfind("Fixpoint ")
+    start = max(d, f)
+    return before[start:].strip() if start >= 0 else None
+
+
+def returns_bool(sections: CoqSections, which: str) -> bool:
+    """Is the ``which`` definition (precond/postcond) ``bool``-valued?"""
+    header = definition_header(sections, which)
+    return header is None or bool(re.search(r":\s*bool\s*:=\s*$", header))
+
+
+def takes_proof_argument(sections: CoqSections) -> bool:
+    header = definition_header(sections, "code") or ""
+    return "h_precond" in header
+
+
+# ---------------------------------------------------------------- rendering
+
+
+def _binders(sig: Signature) -> str:
+    return " ".join(f"({p.name} : {p.type_text})" for p in sig.params)
+
+
+def _body(text: str) -> str:
+    lines = text.strip("\n").splitlines() or [""]
+    if lines[0].startswith("  "):
+        return "\n".join(lines) + "\n"
+    return "".join(("  " + ln if ln.strip() else ln) + "\n" for ln in lines)
+
+
+def _block(name: str, body: str, header: str = "") -> str:
+    inner = body.strip("\n")
+    return f"(* !benchmark @start {name}{header} *)\n{inner}\n(* !benchmark @end {name} *)\n"
+
+
+def render_task_v(sig: Signature, s: CoqSections) -> str:
+    """A ``task.v`` in VERINA's Coq layout (bool specs, code without a proof argument)."""
+    name, binders = sig.name, _binders(sig)
+    args = " ".join(p.name for p in sig.params)
+    ret = sig.return_text
+    sp = f" {binders}" if binders else ""
+    sa = f" {args}" if args else ""
+    parts = [
+        _block("import", s.task_imports, " type=task"), "\n",
+        _block("import", s.solution_imports, " type=solution"), "\n",
+        _block("task_aux", s.task_aux), "\n",
+        _block("solution_aux", s.solution_aux), "\n",
+        _block("precond_aux", s.precond_aux), "\n",
+        f"Definition {name}_precond{sp} : bool :=\n  (* !benchmark @start precond *)\n"
+        f"{_body(s.precond)}  (* !benchmark @end precond *).\n", "\n",
+        _block("code_aux", s.code_aux), "\n",
+        f"Definition {name}{sp} : {ret} :=\n  (* !benchmark @start code *)\n"
+        f"{_body(s.code)}  (* !benchmark @end code *).\n", "\n",
+        _block("postcond_aux", s.postcond_aux), "\n",
+        f"Definition {name}_postcond{sp} (result : {ret}) : bool :=\n"
+        f"  (* !benchmark @start postcond *)\n{_body(s.postcond)}  (* !benchmark @end postcond *).\n",
+        "\n",
+        _block("proof_aux", s.proof_aux), "\n",
+        f"Theorem {name}_postcond_satisfied{sp} :\n    {name}_precond{sa} = true ->\n"
+        f"    {name}_postcond{sa} ({name}{sa}) = true.\nProof.\n"
+        f"  (* !benchmark @start proof *)\n{_body(s.proof)}  (* !benchmark @end proof *)\n"
+        + ("Admitted.\n" if "admit" in s.proof.lower() else "Qed.\n"),
+    ]
+    return "".join(parts)
+
+
+def coq_text(task: Task) -> str:
+    """The ``task.v`` to write: the source as read when unchanged, else the layout."""
+    if task.coq is None:
+        raise ValueError(f"{task.id}: task has no Coq sections to write as task.v")
+    if task.coq.source:
+        try:
+            if sections_equal(parse_coq_sections(task.coq.source), task.coq):
+                return task.coq.source
+        except SectionError:
+            pass
+    return render_task_v(task.signature, task.coq)
+
+
+# ---------------------------------------------------------------- reading
+
+
+def signature_from_task_v(text: str) -> dict[str, Any] | None:
+    """``coq_signature`` recovered from the code definition of ``task.v``."""
+    try:
+        sections = parse_coq_sections(text)
+    except SectionError:
+        return None
+    header = definition_header(sections, "code")
+    if header is None:
+        return None
+    m = re.match(r"(?:Definition|Fixpoint)\s+([\w']+)\s*(.*?)\s*:\s*([^:]*?)\s*:=\s*$", header, re.S)
+    if m is None:
+        return None
+    params = []
+    for pm in re.finditer(r"\(\s*([\w']+)\s*:\s*((?:[^()]|\([^()]*(?:\([^()]*\))*[^()]*\))*)\)",
+                          m.group(2)):
+        if pm.group(1) == "h_precond":
+            continue
+        params.append({"param_name": pm.group(1), "param_type": pm.group(2).strip()})
+    return {"name": m.group(1), "parameters": params, "return_type": m.group(3).strip()}
+
+
+def coq_signature(data: dict[str, Any]) -> Signature:
+    params = tuple(Param(p["param_name"], parse_coq_type(p["param_type"]), p["param_type"])
+                   for p in data["parameters"])
+    return Signature(data["name"], params, parse_coq_type(data["return_type"]),
+                     data["return_type"])
+
+
+def decode_value(t: Any, raw: Any) -> tuple[Any, bool]:
+    """A value from Coq literal text, or (with ``True``: a warning) from raw JSON."""
+    if isinstance(raw, str):
+        return parse_coq(t, raw), False
+    return decode(t, raw), True
+
+
+def _kind(exc: Exception) -> str:
+    return "unparsable" if isinstance(exc, Unparsable) else "ill_typed"
+
+
+def load_task_dir(path: Path) -> tuple[Task | None, list[LoadIssue]]:
+    """Load one Coq task folder; a bad value drops only its row (issue recorded)."""
+    path = Path(path)
+    name = path.name
+    issues: list[LoadIssue] = []
+
+    def issue(file: str, where: str, kind: str, message: str) -> None:
+        issues.append(LoadIssue(name, file, where, kind, message))
+
+    texts: dict[str, str] = {}
+    for fname in (TASK_JSON, TASK_V, TEST_JSON, REJECT_JSON, DESCRIPTION):
+        f = path / fname
+        if not f.is_file():
+            issue(fname, "", "missing_file", f"{f} does not exist")
+            continue
+        try:
+            with open(f, encoding="utf-8", newline="") as fh:
+                texts[fname] = fh.read()
+        except (OSError, UnicodeDecodeError) as exc:
+            issue(fname, "", "bad_file", str(exc))
+    data: dict[str, Any] = {}
+    for fname in (TASK_JSON, TEST_JSON, REJECT_JSON):
+        if fname in texts:
+            try:
+                data[fname] = json.loads(texts[fname])
+            except json.JSONDecodeError as exc:
+                issue(fname, "", "bad_json", str(exc))
+    meta = data.get(TASK_JSON)
+    if not isinstance(meta, dict) or TASK_V not in texts:
+        if TASK_JSON in data and not isinstance(meta, dict):
+            issue(TASK_JSON, "", "bad_json", "task.json must hold a JSON object")
+        return None, issues
+    try:
+        sections = parse_coq_sections(texts[TASK_V])
+    except SectionError as exc:
+        issue(TASK_V, f"line {exc.line}", "bad_section", str(exc))
+        return None, issues
+    sig_data = meta.get("coq_signature")
+    if not isinstance(sig_data, dict):
+        sig_data = signature_from_task_v(texts[TASK_V])
+        if sig_data is None:
+            issue(TASK_JSON, "coq_signature", "bad_json",
+                  "no coq_signature, and none could be read from task.v")
+            return None, issues
+        issue(TASK_JSON, "coq_signature", SIGNATURE_FROM_TASK_V,
+              f"no coq_signature; read {sig_data['name']} from the code definition of task.v")
+    try:
+        signature = coq_signature(sig_data)
+    except TypeParseError as exc:
+        issue(TASK_JSON, "coq_signature", "bad_type", str(exc))
+        return None, issues
+    except (KeyError, TypeError) as exc:
+        issue(TASK_JSON, "coq_signature", "bad_json", f"malformed coq_signature: {exc!r}")
+        return None, issues
+
+    def value(file: str, where: str, t: Any, raw: Any) -> tuple[bool, Any]:
+        try:
+            v, from_json = decode_value(t, raw)
+        except ValueError_ as exc:
+            issue(file, where, _kind(exc), str(exc))
+            return False, None
+        if from_json:
+            issue(file, where, RAW_JSON_VALUE,
+                  f"raw JSON {json.dumps(raw)} instead of Coq literal text; read by its type")
+        return True, v
+
+    def read_input(file: str, where: str, raw: Any) -> Input | None:
+        if not isinstance(raw, dict) or set(raw) != set(signature.names):
+            issue(file, where, "ill_typed", f"keys differ from parameters {list(signature.names)}")
+            return None
+        vals, ok = [], True
+        for p in signature.params:
+            good, v = value(file, f"{where}.{p.name}", p.type, raw[p.name])
+            ok = ok and good
+            vals.append(v)
+        return tuple(vals) if ok else None
+
+    tests: list[TestCase] = []
+    rows = data.get(TEST_JSON, [])
+    for i, row in enumerate(rows if isinstance(rows, list) else []):
+        where = f"[{i}]"
+        if not isinstance(row, dict) or "input" not in row or "expected" not in row:
+            issue(TEST_JSON, where, "bad_json", "a test row needs 'input' and 'expected'")
+            continue
+        inp = read_input(TEST_JSON, f"{where}.input", row["input"])
+        ok, expected = value(TEST_JSON, f"{where}.expected", signature.return_type,
+                             row["expected"])
+        if inp is None or not ok:
+            continue
+        unexpected = []
+        for j, raw in enumerate(row.get("unexpected") or []):
+            ok, v = value(TEST_JSON, f"{where}.unexpected[{j}]", signature.return_type, raw)
+            if ok:
+                unexpected.append(v)
+        tests.append(TestCase(inp, expected, unexpected))
+    rejects: list[Input] = []
+    rows = data.get(REJECT_JSON, [])
+    for i, row in enumerate(rows if isinstance(rows, list) else []):
+        if not isinstance(row, dict) or "input" not in row:
+            issue(REJECT_JSON, f"[{i}]", "bad_json", "a reject row needs 'input'")
+            continue
+        inp = read_input(REJECT_JSON, f"[{i}].input", row["input"])
+        if inp is not None:
+            rejects.append(inp)
+    task = Task(
+        id=meta.get("id") if isinstance(meta.get("id"), str) else name,
+        description=texts.get(DESCRIPTION, ""), signature=signature, tests=tests,
+        reject_inputs=rejects, coq=sections, meta=meta, path=path,
+    )
+    return task, issues
+
+
+# ---------------------------------------------------------------- writing
+
+
+def tests_json(task: Task) -> list[dict[str, Any]]:
+    sig = task.signature
+    rows = []
+    for i, case in enumerate(task.tests):
+        try:
+            rows.append({
+                "input": {p.name: to_coq(p.type, v, arg=False)
+                          for p, v in zip(sig.params, case.input, strict=True)},
+                "expected": to_coq(sig.return_type, case.expected, arg=False),
+                "unexpected": [to_coq(sig.return_type, u, arg=False) for u in case.unexpected],
+            })
+        except ValueError as exc:
+            raise ValueError(f"{task.id}: {TEST_JSON}[{i}]: cannot encode: {exc}") from exc
+    return rows
+
+
+def rejects_json(task: Task) -> list[dict[str, Any]]:
+    sig = task.signature
+    rows = []
+    for i, inp in enumerate(task.reject_inputs):
+        try:
+            rows.append({"input": {p.name: to_coq(p.type, v, arg=False)
+                                   for p, v in zip(sig.params, inp, strict=True)}})
+        except ValueError as exc:
+            raise ValueError(f"{task.id}: {REJECT_JSON}[{i}]: cannot encode: {exc}") from exc
+    return rows
+
+
+def task_json_dict(task: Task) -> dict[str, Any]:
+    meta = dict(task.meta) if task.meta else {
+        "id": task.id, "description_file": f"./{DESCRIPTION}", "coq_file": f"./{TASK_V}",
+        "specification": {"preconditions": "", "postconditions": ""}, "metadata": {},
+    }
+    meta["id"] = task.id
+    if "coq_signature" in meta or not task.meta:
+        meta["coq_signature"] = task.signature.to_json()
+    return meta
+
+
+def _dump(data: Any) -> str:
+    return json.dumps(data, indent=4, ensure_ascii=False)
+
+
+def write_task_dir(task: Task, path: Path) -> Path:
+    """Write ``task`` as a Coq task folder (every file replaced atomically)."""
+    path = Path(path)
+    text = coq_text(task)
+    tests, rejects = _dump(tests_json(task)), _dump(rejects_json(task))
+    path.mkdir(parents=True, exist_ok=True)
+    write_text_atomic(path / TASK_JSON, json.dumps(task_json_dict(task), indent=4))
+    write_text_atomic(path / DESCRIPTION, task.description)
+    write_text_atomic(path / TASK_V, text)
+    write_text_atomic(path / TEST_JSON, tests)
+    write_text_atomic(path / REJECT_JSON, rejects)
+    return path
+
+
+def with_sections(task: Task, **bodies: str) -> Task:
+    if task.coq is None:
+        raise ValueError(f"{task.id}: task has no Coq sections")
+    return replace(task, coq=replace(task.coq, **bodies))
+
+
+# ---------------------------------------------------------------- lint and stats
+
+
+def raw_suite(path: Path) -> tuple[Any, Any]:
+    """The parsed ``coq_test.json`` and ``coq_reject_inputs.json`` (``None`` if unreadable)."""
+    out = []
+    for fname in (TEST_JSON, REJECT_JSON):
+        try:
+            out.append(json.loads((Path(path) / fname).read_text(encoding="utf-8")))
+        except (OSError, ValueError):
+            out.append(None)
+    return out[0], out[1]
+
+
+def lint_task_dir(path: Path) -> Any:
+    """``validate`` for one Coq task folder: load issues, then the suite defects
+    (duplicates, inputs both expected and rejected, expected among unexpected)
+    judged on the decoded values, so they read the same as for the Lean track."""
+    from veriscale.benchmark.validate import Defect, suite_defects
+
+    def lean_named(file: str) -> str:
+        return {"test.json": TEST_JSON, "reject_inputs.json": REJECT_JSON}.get(file, file)
+
+    task, issues = load_task_dir(path)
+    from veriscale.benchmark.validate import DEFECT_KINDS, TaskReport
+    from veriscale.benchmark.validate import WARNING_KINDS as ALL_WARNINGS
+
+    report = TaskReport(Path(path).name, loaded=task is not None)
+    for issue in issues:
+        if issue.kind in DEFECT_KINDS:
+            report.defects.append(Defect(issue.task, issue.file, issue.field, issue.kind,
+                                         issue.message))
+        elif issue.kind in ALL_WARNINGS:
+            report.warnings.append(issue)
+        else:
+            report.errors.append(issue)
+    if task is None:
+        return report
+    sig = task.signature
+    tests = [{"input": sig.encode_input(c.input), "expected": sig.encode_output(c.expected),
+              "unexpected": [sig.encode_output(u) for u in c.unexpected]} for c in task.tests]
+    rejects = [{"input": sig.encode_input(i)} for i in task.reject_inputs]
+    for d in suite_defects(task.id, sig, tests, rejects):
+        report.defects.append(Defect(d.task, lean_named(d.file), d.field, d.kind, d.message))
+    return report

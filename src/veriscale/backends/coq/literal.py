@@ -1,0 +1,407 @@
+"""Coq literal text ⇄ typed values (the one Coq value codec).
+
+Rendering (:func:`to_coq`) gives scope-explicit, self-delimiting Coq source
+(``(-5)%Z``, ``3%nat``, ``"a""b"%string``, ``"010"%char``) that means the same
+value whatever scope the surrounding file has open, and that no string, however
+hostile, can break out of. Parsing (:func:`parse_coq`) is type-directed and
+accepts VERINA's hand-written literals and what ``Compute`` prints
+(``-10``, ``2%nat``, ``(1, 2, 3)``, ``String "010" (...)``, ``Some (-1)``).
+
+Coq strings are byte strings: a neutral string is carried as its UTF-8
+bytes; a Coq ``ascii`` is one byte, so a char holds a code point below 256.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from veriscale.values.types import ArrayT, LeanType, ListT, Opaque, OptionT, ProdT, Scalar
+from veriscale.values.value import IllTyped, OpaqueValue, Some, Unparsable, check
+
+# ---------------------------------------------------------------- rendering
+
+
+def _printable(c: str) -> bool:
+    return 32 <= ord(c) <= 126 or ord(c) >= 128
+
+
+def coq_char(c: str) -> str:
+    """A Coq ``ascii`` literal for the one-byte char ``c``."""
+    code = ord(c)
+    if code > 255:
+        raise IllTyped(f"Coq ascii holds one byte; {c!r} is U+{code:04X}")
+    if 32 <= code <= 126:
+        return ('""""' if c == '"' else f'"{c}"') + "%char"
+    return f'"{code:03d}"%char'
+
+
+def coq_string(s: str) -> str:
+    """A Coq string expression denoting the UTF-8 bytes of ``s``."""
+    for i, c in enumerate(s):
+        if not _printable(c):
+            head = s[:i].replace('"', '""')
+            rest = coq_string(s[i + 1:])
+            return f'("{head}" ++ String {coq_char(c)} {rest})%string'
+    return '"' + s.replace('"', '""') + '"%string'
+
+
+def to_coq(t: LeanType, v: Any, *, arg: bool = True) -> str:
+    """Coq source for ``v : t``; with ``arg`` it is safe as a function argument."""
+    why = check(t, v)
+    if why:
+        raise IllTyped(why)
+    return _render(t, v, arg)
+
+
+def _render(t: LeanType, v: Any, arg: bool) -> str:
+    if isinstance(t, Scalar):
+        if t.name == "Bool":
+            return "true" if v else "false"
+        if t.name in ("Int", "UInt8"):
+            return f"({v})%Z"
+        if t.name == "Nat":
+            return f"{v}%nat"
+        if t.name == "String":
+            return coq_string(v)
+        if t.name == "Char":
+            return coq_char(v)
+        raise IllTyped(f"the Coq track has no {t.name} values")
+    if isinstance(t, (ListT, ArrayT)):
+        return "[" + "; ".join(_render(t.elem, x, False) for x in v) + "]"
+    if isinstance(t, ProdT):
+        return f"({_render(t.fst, v[0], False)}, {_render(t.snd, v[1], False)})"
+    if isinstance(t, OptionT):
+        if v is None:
+            return "None"
+        text = f"Some {_render(t.elem, v.value, True)}"
+        return f"({text})" if arg else text
+    if isinstance(t, Opaque):
+        text = v.text.strip()
+        return text if _self_delimiting(text) or not arg else f"({text})"
+    raise IllTyped(f"no Coq literal for type {t}")  # pragma: no cover
+
+
+def _self_delimiting(text: str) -> bool:
+    if re.fullmatch(r"[\w.']+(%\w+)?", text):
+        return True
+    if text[:1] in "([" and _balanced_end(text, 0) == len(text):
+        return True
+    return bool(re.fullmatch(r"\([^()]*\)%\w+", text))
+
+
+def _balanced_end(text: str, start: int) -> int:
+    depth, i, n = 0, start, len(text)
+    while i < n:
+        c = text[i]
+        if c == '"':
+            i += 1
+            while i < n and not (text[i] == '"' and text[i + 1:i + 2] != '"'):
+                i += 2 if text[i] == '"' else 1
+        elif c in "([":
+            depth += 1
+        elif c in ")]":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+        i += 1
+    return -1
+
+
+# ---------------------------------------------------------------- parsing
+
+_TOKEN = re.compile(
+    r"""\s*(?:
+      (?P<str>"(?:[^"]|"")*")
+    | (?P<num>-?\d+(?:\.\d+)?)
+    | (?P<scope>%[A-Za-z_]\w*)
+    | (?P<op>::|\+\+|[()\[\];,@/])
+    | (?P<id>[A-Za-z_][\w.']*)
+    | (?P<other>\S)
+    )""",
+    re.VERBOSE,
+)
+
+
+class _Toks:
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.items: list[tuple[str, str, int]] = []  # (kind, text, offset)
+        pos = 0
+        while True:
+            m = _TOKEN.match(text, pos)
+            if m is None or m.end() == pos:
+                break
+            kind = m.lastgroup or "other"
+            self.items.append((kind, m.group(kind), m.start(kind)))
+            pos = m.end()
+        if text[pos:].strip():
+            raise Unparsable(f"cannot read Coq literal {text!r}")
+        self.pos = 0
+
+    def peek(self, k: int = 0) -> tuple[str, str, int] | None:
+        i = self.pos + k
+        return self.items[i] if i < len(self.items) else None
+
+    def text_of(self, k: int = 0) -> str | None:
+        tok = self.peek(k)
+        return tok[1] if tok else None
+
+    def take(self) -> tuple[str, str, int]:
+        tok = self.peek()
+        if tok is None:
+            raise Unparsable(f"unexpected end of Coq literal {self.text!r}")
+        self.pos += 1
+        return tok
+
+    def expect(self, text: str) -> None:
+        tok = self.take()
+        if tok[1] != text:
+            raise Unparsable(f"expected {text!r}, found {tok[1]!r} in {self.text!r}")
+
+    def scope(self) -> str | None:
+        tok = self.peek()
+        if tok and tok[0] == "scope":
+            self.pos += 1
+            return tok[1][1:]
+        return None
+
+
+def parse_coq(t: LeanType, text: str) -> Any:
+    """The value of type ``t`` that Coq text ``text`` denotes.
+
+    Raises :class:`Unparsable` for text that is not a complete literal and
+    :class:`IllTyped` for a literal of the wrong range (a negative ``nat``).
+    """
+    if not isinstance(text, str):
+        raise Unparsable(f"a Coq literal must be text, got {type(text).__name__}")
+    if isinstance(t, Opaque):
+        if not text.strip():
+            raise Unparsable("empty literal")
+        return OpaqueValue(" ".join(text.split()))
+    toks = _Toks(text)
+    value = _parse(toks, t, top=True)
+    if toks.peek() is not None:
+        raise Unparsable(f"unexpected {toks.text_of()!r} after the value in {text!r}")
+    why = check(t, value)
+    if why:
+        raise IllTyped(why)
+    return value
+
+
+def _parse(toks: _Toks, t: LeanType, top: bool = False) -> Any:
+    """One value; ``top`` allows an unparenthesised application (``Some 1``)."""
+    if isinstance(t, Opaque):
+        return _opaque(toks)
+    if toks.text_of() == "(" and not _is_tuple_here(toks, t):
+        toks.take()
+        inner_scope_ok = isinstance(t, Scalar) and t.name == "String"
+        value = _parse_infix(toks, t) if inner_scope_ok else _parse(toks, t, top=True)
+        toks.expect(")")
+        toks.scope()
+        return value
+    if isinstance(t, ProdT):
+        value = _tuple(toks, t)
+        toks.scope()
+        return value
+    if isinstance(t, (ListT, ArrayT)):
+        value = _list(toks, t)
+        toks.scope()
+        return value
+    if isinstance(t, OptionT):
+        head = toks.take()[1]
+        if head == "@" and toks.text_of() == "None":
+            toks.take()
+            _skip_type_arg(toks)
+            return None
+        if head == "None":
+            return None
+        if head == "Some" and top:
+            return Some(_parse(toks, t.elem))
+        raise Unparsable(f"expected None or Some, found {head!r} in {toks.text!r}")
+    if isinstance(t, Scalar):
+        return _scalar(toks, t.name, top)
+    raise Unparsable(f"cannot parse values of type {t}")  # pragma: no cover
+
+
+def _is_tuple_here(toks: _Toks, t: LeanType) -> bool:
+    """Is the ``(`` at point the opening of ``t``'s own tuple (not a wrapper)?"""
+    if not isinstance(t, ProdT):
+        return False
+    depth = 0
+    k = 0
+    while (tok := toks.peek(k)) is not None:
+        if tok[1] in ("(", "["):
+            depth += 1
+        elif tok[1] in (")", "]"):
+            depth -= 1
+            if depth == 0:
+                return False
+        elif tok[1] == "," and depth == 1:
+            return True
+        k += 1
+    return False
+
+
+def _spine(t: LeanType) -> list[LeanType]:
+    if isinstance(t, ProdT):
+        return (_spine(t.fst) if isinstance(t.fst, ProdT) else [t.fst]) + [t.snd]
+    return [t]
+
+
+def _left_product(types: list[LeanType]) -> LeanType:
+    out = types[0]
+    for nxt in types[1:]:
+        out = ProdT(out, nxt)
+    return out
+
+
+def _tuple(toks: _Toks, t: ProdT) -> Any:
+    """``(x, y, z)`` with Coq's left-nested commas, or any nesting of them."""
+    toks.expect("(")
+    spine = _spine(t)
+    n = len(spine)
+    start = toks.pos
+    last: Exception | None = None
+    for k in range(n, 1, -1):
+        toks.pos = start
+        types = [_left_product(spine[: n - k + 1]), *spine[n - k + 1:]]
+        try:
+            items = [_parse(toks, types[0], top=True)]
+            for ty in types[1:]:
+                toks.expect(",")
+                items.append(_parse(toks, ty, top=True))
+            toks.expect(")")
+        except (Unparsable, IllTyped) as exc:
+            last = exc
+            continue
+        value = items[0]
+        for item in items[1:]:
+            value = (value, item)
+        return value
+    raise Unparsable(str(last) if last else f"bad tuple in {toks.text!r}")
+
+
+def _list(toks: _Toks, t: ListT | ArrayT) -> tuple[Any, ...]:
+    head = toks.take()[1]
+    if head == "nil":
+        return ()
+    if head == "@" and toks.text_of() == "nil":
+        toks.take()
+        _skip_type_arg(toks)
+        return ()
+    if head != "[":
+        raise Unparsable(f"expected a list, found {head!r} in {toks.text!r}")
+    items: list[Any] = []
+    if toks.text_of() == "]":
+        toks.take()
+        return ()
+    while True:
+        items.append(_parse(toks, t.elem, top=True))
+        sep = toks.take()[1]
+        if sep == "]":
+            return tuple(items)
+        if sep != ";":
+            raise Unparsable(f"expected ';' or ']', found {sep!r} in {toks.text!r}")
+
+
+def _skip_type_arg(toks: _Toks) -> None:
+    tok = toks.take()
+    if tok[1] == "(":
+        depth = 1
+        while depth:
+            text = toks.take()[1]
+            depth += {"(": 1, ")": -1}.get(text, 0)
+
+
+def _parse_infix(toks: _Toks, t: Scalar) -> Any:
+    """Inside parentheses a string may be ``a ++ b ++ ...``."""
+    value = _parse(toks, t, top=True)
+    while toks.text_of() == "++":
+        toks.take()
+        value += _parse(toks, t, top=True)
+    return value
+
+
+def _unquote(lit: str) -> str:
+    return lit[1:-1].replace('""', '"')
+
+
+def _char_of(body: str) -> str:
+    if re.fullmatch(r"\d{3}", body):
+        code = int(body)
+        if code > 255:
+            raise IllTyped(f"ascii code {code} is above 255")
+        return chr(code)
+    if len(body) != 1:
+        raise IllTyped(f"Coq ascii literal {body!r} is not one character")
+    return body
+
+
+def _scalar(toks: _Toks, name: str, top: bool) -> Any:
+    kind, text, _ = toks.take()
+    if name == "Bool":
+        if text in ("true", "false"):
+            toks.scope()
+            return text == "true"
+        raise Unparsable(f"expected true or false, found {text!r}")
+    if name in ("Int", "Nat", "UInt8"):
+        if kind != "num" or "." in text:
+            raise Unparsable(f"expected an integer, found {text!r} in {toks.text!r}")
+        scope = toks.scope()
+        want = "nat" if name == "Nat" else "Z"
+        if scope is not None and scope != want:
+            raise Unparsable(f"{text}%{scope} is not a {want} literal")
+        return int(text)
+    if name == "Char":
+        if kind != "str":
+            raise Unparsable(f"expected an ascii literal, found {text!r}")
+        toks.scope()
+        return _char_of(_unquote(text))
+    if name == "String":
+        if text == "EmptyString":
+            return ""
+        if text == "String" and top:
+            head = _parse(toks, Scalar("Char"))
+            return head + _parse(toks, Scalar("String"))
+        if kind != "str":
+            raise Unparsable(f"expected a string literal, found {text!r}")
+        toks.scope()
+        return _unquote(text)
+    raise Unparsable(f"the Coq track has no {name} values")
+
+
+def _opaque(toks: _Toks) -> OpaqueValue:
+    """Opaque text inside a structure: a balanced run up to ``,`` ``;`` or a closer."""
+    start = toks.peek()
+    if start is None:
+        raise Unparsable("missing value")
+    depth = 0
+    end_off = start[2]
+    while (tok := toks.peek()) is not None:
+        if depth == 0 and tok[1] in (",", ";", ")", "]"):
+            break
+        depth += {"(": 1, "[": 1, ")": -1, "]": -1}.get(tok[1], 0)
+        end_off = tok[2] + len(tok[1])
+        toks.take()
+    text = toks.text[start[2]:end_off]
+    if not text.strip():
+        raise Unparsable("missing value")
+    return OpaqueValue(" ".join(text.split()))
+
+
+def nat_magnitude(t: LeanType, v: Any) -> int:
+    """The largest ``nat`` inside ``v`` (0 when there is none): what unary
+    evaluation will cost, so the backend can refuse values above its bound."""
+    if isinstance(t, Scalar):
+        return v if t.name == "Nat" else 0
+    if isinstance(t, (ListT, ArrayT)):
+        return max((nat_magnitude(t.elem, x) for x in v), default=0)
+    if isinstance(t, ProdT):
+        return max(nat_magnitude(t.fst, v[0]), nat_magnitude(t.snd, v[1]))
+    if isinstance(t, OptionT):
+        return 0 if v is None else nat_magnitude(t.elem, v.value)
+    if isinstance(t, Opaque):
+        nums = [int(m) for m in re.findall(r"(\d+)\s*%nat", v.text)]
+        return max(nums, default=0)
+    return 0
