@@ -1,0 +1,634 @@
+"""The Coq backend: every oracle question answered by ``Compute`` in real ``coqc``.
+
+VERINA's Coq specifications are ``bool``-valued, so classification and every
+spec check are decided by evaluation. Checks are batched: each task context
+(ground truth, or a candidate's code or spec) is one ``Module`` of a shared
+file, each check one ``Compute`` after a marker carrying a per-file nonce, so
+answers map back to checks whatever the values print. A file stops at its
+first error: the failing check (or context) is located by line, recorded, and
+the rest of the file is run again, so one failure never hides another. A
+timeout or exhausted memory blames the check that was running, as UNKNOWN.
+``nat`` is unary: a value above ``nat_bound`` is not evaluated at all.
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+import threading
+import time
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+from veriscale.backends.base import (
+    BackendStats,
+    Classification,
+    Implementation,
+    Label,
+    Outcome,
+    Spec,
+    Verdict,
+)
+from veriscale.backends.coq import format as F
+from veriscale.backends.coq.lexer import LexError, sentences
+from veriscale.backends.coq.literal import nat_magnitude, parse_coq, to_coq
+from veriscale.backends.coq.runner import CoqRun, find_coqc, spawn_coqc
+from veriscale.backends.coq.safety import screen, screen_term
+from veriscale.benchmark.model import Input, Task
+from veriscale.values import is_modelled
+from veriscale.values.value import ValueError_
+
+CHECK_LIBS = "Coq.ZArith.ZArith Coq.Strings.String Coq.Strings.Ascii Coq.Lists.List"
+CHECK_IMPORTS = ("Import Coq.ZArith.ZArith Coq.Strings.String Coq.Strings.Ascii "
+                 "Coq.Lists.List.ListNotations.")
+
+
+@dataclass
+class Check:
+    """One ``Compute``: ``expr`` is a Coq term; the answer is text or an error."""
+
+    expr: str
+    answer: str | None = None
+    error: tuple[str, str] | None = None  # (kind, message); kind: error/timeout/memory/context
+
+
+@dataclass
+class Unit:
+    """A module: the definitions the checks need, and the checks."""
+
+    context: str
+    checks: list[Check]
+    trusted: bool  # the ground truth (its failures are the checker's, not a candidate's)
+    requires: list[str] = field(default_factory=list)
+
+
+def hoist_requires(text: str) -> tuple[list[str], str]:
+    """Move ``Require`` to the top of the file (inside a module it is fragile);
+    what stays is ``Import``/``Export`` of the same libraries, in place."""
+    try:
+        items = sentences(text)
+    except LexError:
+        return [], text
+    requires: list[str] = []
+    out = text
+    for s in reversed(items):
+        m = re.match(r"(From\s+\S+\s+)?Require\s+(Import\s+|Export\s+)?(.*)$", s.text, re.S)
+        if m is None:
+            continue
+        libs = " ".join(m.group(3).split())
+        requires.insert(0, f"{m.group(1) or ''}Require {libs}.")
+        verb = (m.group(2) or "").strip()
+        keep = f"{verb} {libs}." if verb else ""
+        out = out[:s.start] + keep + out[s.end:]
+    return requires, out
+
+
+def render_file(units: Sequence[Unit], nonce: str, check_timeout: int
+                ) -> tuple[str, list[tuple[int, int, int, int | None]]]:
+    """The file for ``units`` and the line map ``(first, last, unit, check|None)``."""
+    lines: list[str] = []
+    spans: list[tuple[int, int, int, int | None]] = []
+    seen: set[str] = set()
+    for u in units:
+        for r in u.requires:
+            if r not in seen:
+                seen.add(r)
+                lines.append(r)
+    lines.append(f"Require {CHECK_LIBS}.")
+    n = 0
+    for ui, u in enumerate(units):
+        lines.append(f"Module VsqU{ui}.")
+        first = len(lines) + 1
+        lines.extend(u.context.splitlines())
+        lines.append(CHECK_IMPORTS)
+        spans.append((first, len(lines), ui, None))
+        for ci, c in enumerate(u.checks):
+            first = len(lines) + 1
+            lines.append(f"Definition vsq{nonce}_{n} := tt. Print vsq{nonce}_{n}.")
+            lines.append(f"Timeout {check_timeout} Compute ({c.expr}).")
+            spans.append((first, len(lines), ui, ci))
+            n += 1
+        lines.append(f"End VsqU{ui}.")
+    return "\n".join(lines) + "\n", spans
+
+
+def read_answers(stdout: str, nonce: str) -> dict[int, str]:
+    """Check number → the printed value of its ``Compute``."""
+    out: dict[int, str] = {}
+    marks = list(re.finditer(rf"^vsq{nonce}_(\d+) = tt\n\s+: unit\n", stdout, re.M))
+    for k, m in enumerate(marks):
+        end = marks[k + 1].start() if k + 1 < len(marks) else len(stdout)
+        seg = stdout[m.end():end]
+        if not seg.startswith("     = "):
+            continue
+        cut = seg.rfind("\n     : ")
+        if cut < 0:
+            continue
+        out[int(m.group(1))] = seg[len("     = "):cut].strip()
+    return out
+
+
+_LOCATION = re.compile(r'File "[^"]*", line (\d+), characters \d+-\d+:\n')
+
+
+def error_line(stderr: str) -> tuple[int | None, str]:
+    found = list(_LOCATION.finditer(stderr))
+    if not found:
+        return None, stderr.strip()[-500:]
+    last = found[-1]
+    return int(last.group(1)), stderr[last.end():].strip()[:500]
+
+
+def big_nat_literal(text: str, bound: int) -> int | None:
+    """A literal above ``bound`` written in ``nat`` (``N%nat``, or inside a
+    ``(...)%nat`` group): evaluating the text would build it in unary."""
+    found = [int(m.group(1)) for m in re.finditer(r"\b(\d+)\s*%nat\b", text)]
+    for m in re.finditer(r"\(([^()]*)\)\s*%nat\b", text):
+        found += [int(n) for n in re.findall(r"\b\d+\b", m.group(1))]
+    big = [n for n in found if n > bound]
+    return max(big) if big else None
+
+
+class CoqBackend:
+    """Oracle on ``coqc`` (see the module docstring). Options: ``coqc`` (path or
+    name), ``timeout`` (seconds per file), ``check_timeout`` (per ``Compute``),
+    ``memory_mb`` (per process), ``nat_bound``, ``workers`` (parallel coqc),
+    ``max_checks_per_file``."""
+
+    name = "coq"
+
+    def __init__(self, coqc: str = "coqc", timeout: float = 300.0, check_timeout: int = 20,
+                 memory_mb: int = 2048, nat_bound: int = 200_000, workers: int = 2,
+                 max_checks_per_file: int = 1500, max_units_per_file: int = 60,
+                 **_ignored: Any) -> None:
+        self.coqc = coqc
+        self.timeout = float(timeout)
+        self.check_timeout = int(check_timeout)
+        self.memory_mb = int(memory_mb)
+        self.nat_bound = int(nat_bound)
+        self.workers = max(1, int(workers))
+        self.max_checks = int(max_checks_per_file)
+        self.max_units = int(max_units_per_file)
+        self.stats = BackendStats(extra={"coqc_files": 0, "reruns": 0})
+        self._lock = threading.Lock()
+
+    # ---------------------------------------------------------------- execution
+
+    def _spawn(self, source: str) -> CoqRun:
+        run = spawn_coqc(find_coqc(self.coqc), source, timeout=self.timeout,
+                         memory_mb=self.memory_mb)
+        with self._lock:
+            self.stats.processes += 1
+            self.stats.seconds += run.seconds
+        return run
+
+    def _run_file(self, units: list[Unit]) -> None:
+        pending = [(u, list(range(len(u.checks)))) for u in units]
+        first = True
+        while pending:
+            if not first:
+                with self._lock:
+                    self.stats.extra["reruns"] += 1
+            first = False
+            view = [Unit(u.context, [u.checks[i] for i in idx], u.trusted, u.requires)
+                    for u, idx in pending]
+            nonce = secrets.token_hex(6)
+            source, spans = render_file(view, nonce, self.check_timeout)
+            run = self._spawn(source)
+            answers = read_answers(run.stdout, nonce)
+            order = [(ui, ci) for ui, u in enumerate(view) for ci in range(len(u.checks))]
+            for n, (ui, ci) in enumerate(order):
+                if n in answers:
+                    view[ui].checks[ci].answer = answers[n]
+            unanswered = [(ui, ci) for n, (ui, ci) in enumerate(order) if n not in answers]
+            if not unanswered and run.returncode == 0 and not run.timed_out:
+                return
+            line, message = error_line(run.stderr)
+            blame: tuple[int, int | None] | None = None
+            kind = "error"
+            if run.timed_out:
+                kind, message = "timeout", f"coqc exceeded {self.timeout:g} s"
+            elif run.memory_exhausted or "Out of memory" in message:
+                kind, message = "memory", f"coqc exhausted its {self.memory_mb} MB " + message
+            elif "Timeout!" in message:
+                kind = "timeout"
+            if line is not None and not run.timed_out:
+                for lo, hi, ui, ci in spans:
+                    if lo <= line <= hi:
+                        blame = (ui, ci)
+                        break
+            if blame is None:
+                if not unanswered:
+                    return
+                ui, ci = unanswered[0]
+                blame = (ui, None if ci == 0 and kind == "error" else ci)
+            ui, ci = blame
+            if ci is None:  # the context itself failed: every remaining check of the unit
+                for c in view[ui].checks:
+                    if c.answer is None:
+                        c.error = ("context", message) if kind == "error" else (kind, message)
+            else:
+                view[ui].checks[ci].error = (kind, message)
+            # run again whatever is still unanswered and not blamed
+            nxt = []
+            for (u, idx), v in zip(pending, view, strict=True):
+                left = [i for i, c in zip(idx, v.checks, strict=True)
+                        if c.answer is None and c.error is None]
+                if left:
+                    nxt.append((u, left))
+            pending = nxt
+
+    def execute(self, units: Sequence[Unit]) -> None:
+        """Answer every check of ``units`` (in files of bounded size, in parallel)."""
+        units = [u for u in units if u.checks]
+        files: list[list[Unit]] = []
+        current: list[Unit] = []
+        size = 0
+        for u in units:
+            if current and (size + len(u.checks) > self.max_checks
+                            or len(current) >= self.max_units):
+                files.append(current)
+                current, size = [], 0
+            current.append(u)
+            size += len(u.checks)
+        if current:
+            files.append(current)
+        with self._lock:
+            self.stats.checks += sum(len(u.checks) for u in units)
+            self.stats.extra["coqc_files"] += len(files)
+        if len(files) == 1 or self.workers == 1:
+            for f in files:
+                self._run_file(f)
+        else:
+            with ThreadPoolExecutor(self.workers) as pool:
+                list(pool.map(self._run_file, files))
+
+    # ---------------------------------------------------------------- contexts
+
+    def _imports(self, task: Task, extra: str = "") -> str:
+        s = self._sections(task)
+        return "\n".join(x for x in (s.task_imports, s.solution_imports, extra) if x.strip())
+
+    @staticmethod
+    def _sections(task: Task) -> Any:
+        if task.coq is None:
+            raise ValueError(f"{task.id}: not a Coq task (no task.v sections)")
+        return task.coq
+
+    def _gt_context(self, task: Task) -> str:
+        s = self._sections(task)
+        source = s.source or F.render_task_v(task.signature, s)
+        m = re.search(r"\(\*\s*!benchmark\s+@start\s+proof_aux\s*\*\)", source)
+        return source[: m.start()] if m else source
+
+    def _block(self, task: Task, which: str) -> str:
+        """The ground truth's ``which`` definition, header to closing dot."""
+        s = self._sections(task)
+        source = s.source or F.render_task_v(task.signature, s)
+        header = F.definition_header(s, which) or ""
+        start = source.find(header) if header else -1
+        m = re.search(r"\(\*\s*!benchmark\s+@end\s+" + which + r"\s*\*\)\s*\.", source)
+        if start < 0 or m is None:
+            raise ValueError(f"{task.id}: task.v has no {which} definition")
+        return source[start:m.end()]
+
+    def _spec_text(self, task: Task) -> str:
+        s = self._sections(task)
+        return "\n".join((s.task_aux, s.solution_aux, s.precond_aux, s.precond, s.postcond_aux,
+                          s.postcond))
+
+    def _binders(self, task: Task) -> str:
+        return " ".join(f"({p.name} : {p.type_text})" for p in task.signature.params)
+
+    def _spec_context(self, task: Task, spec: Spec) -> tuple[str, str | None]:
+        s = self._sections(task)
+        name, binders, ret = task.signature.name, self._binders(task), task.signature.return_text
+        parts = [self._imports(task, spec.imports), s.task_aux, s.solution_aux]
+        for text, where in ((spec.imports, "imports"), (spec.precond_aux, "precond_aux"),
+                            (spec.postcond_aux, "postcond_aux")):
+            why = screen(text, where=where) if text.strip() else None
+            if why:
+                return "", why
+        for body, where in ((spec.precond, "precond"), (spec.postcond, "postcond")):
+            why = screen_term(body, where=where) if body is not None else None
+            if why:
+                return "", why
+        if spec.precond is None:
+            parts += [s.precond_aux, self._block(task, "precond")]
+        else:
+            parts += [spec.precond_aux,
+                      f"Definition {name}_precond {binders} : bool :=\n{spec.precond}\n."]
+        if spec.postcond is None:
+            parts += [s.postcond_aux, self._block(task, "postcond")]
+        else:
+            parts += [spec.postcond_aux, f"Definition {name}_postcond {binders} "
+                                         f"(result : {ret}) : bool :=\n{spec.postcond}\n."]
+        return "\n".join(p for p in parts if p.strip()), None
+
+    def _code_context(self, task: Task, impl: Implementation) -> tuple[str, str | None]:
+        why = screen(impl.code, where="code")
+        if why:
+            return "", why
+        s = self._sections(task)
+        parts = [self._imports(task), s.task_aux, s.solution_aux, s.precond_aux,
+                 self._block(task, "precond"), impl.code]
+        return "\n".join(p for p in parts if p.strip()), None
+
+    def _unit(self, context: str, exprs: list[str], trusted: bool, aliases: str) -> Unit:
+        requires, body = hoist_requires(context)
+        return Unit(body + "\n" + aliases, [Check(e) for e in exprs], trusted, requires)
+
+    # ---------------------------------------------------------------- rendering checks
+
+    def _args(self, task: Task, inp: Input) -> tuple[str | None, str]:
+        """Rendered arguments, or ``(None, reason)``: ill-typed or above the nat bound."""
+        sig = task.signature
+        if len(inp) != len(sig.params):
+            return None, f"ill_typed: {len(inp)} values for {len(sig.params)} parameters"
+        parts = []
+        for p, v in zip(sig.params, inp, strict=True):
+            try:
+                parts.append(to_coq(p.type, v))
+            except (ValueError_, ValueError) as exc:
+                return None, f"ill_typed: {p.name}: {exc}"
+            big = nat_magnitude(p.type, v)
+            if big > self.nat_bound:
+                return None, (f"unsupported: nat value {big} in {p.name} is above the bound "
+                              f"{self.nat_bound} (nat is unary in Coq; not evaluated)")
+        return " ".join(parts), ""
+
+    def _output(self, task: Task, value: Any) -> tuple[str | None, str]:
+        t = task.signature.return_type
+        try:
+            text = to_coq(t, value)
+        except (ValueError_, ValueError) as exc:
+            return None, f"ill_typed: result: {exc}"
+        big = nat_magnitude(t, value)
+        if big > self.nat_bound:
+            return None, (f"unsupported: nat value {big} in the output is above the bound "
+                          f"{self.nat_bound} (not evaluated)")
+        return text, ""
+
+    def _precond_name(self, task: Task, spec: Spec | None) -> tuple[str | None, str]:
+        s = self._sections(task)
+        name = task.signature.name
+        if spec is not None and spec.precond is not None:
+            return f"{name}_precond", "compute"
+        if F.returns_bool(s, "precond"):
+            return f"{name}_precond", "compute"
+        if re.search(rf"\b{name}_precond_dec\b", s.precond_aux):
+            return f"{name}_precond_dec", "compute(dec)"
+        return None, "unsupported: Prop-valued precondition with no bool _dec twin"
+
+    def _postcond_name(self, task: Task, spec: Spec | None) -> tuple[str | None, str]:
+        s = self._sections(task)
+        name = task.signature.name
+        if spec is not None and spec.postcond is not None:
+            return f"{name}_postcond", ""
+        if F.returns_bool(s, "postcond"):
+            return f"{name}_postcond", ""
+        if re.search(rf"\b{name}_postcond_dec\b", s.postcond_aux):
+            return f"{name}_postcond_dec", ""
+        return None, "unsupported: Prop-valued postcondition with no bool _dec twin"
+
+    # ---------------------------------------------------------------- jobs
+
+    def _bool_job(self, task: Task, spec: Spec | None, calls: list[tuple[str | None, str]],
+                  fn: str | None, why_fn: str, results: list[Any]) -> Unit | None:
+        """``results[i]`` becomes a (Verdict, detail) once the unit has run."""
+        if spec is None or (spec.precond is None and spec.postcond is None):
+            context, why, trusted = self._gt_context(task), None, True
+            big = big_nat_literal(self._spec_text(task), self.nat_bound)
+            if big is not None:
+                why_fn, fn = (f"unsupported: the specification holds the nat literal {big}, "
+                              f"above the bound {self.nat_bound} (not evaluated)"), None
+        else:
+            (context, why), trusted = self._spec_context(task, spec), False
+        exprs: list[str] = []
+        slots: list[int] = []
+        for i, (args, reason) in enumerate(calls):
+            if fn is None:
+                results[i] = (Verdict.UNKNOWN, why_fn)
+            elif why:
+                results[i] = (Verdict.UNKNOWN, f"unsupported: screen: {why}")
+            elif args is None:
+                results[i] = (Verdict.UNKNOWN, reason)
+            else:
+                exprs.append(f"vsq_fn {args}".rstrip())
+                slots.append(i)
+        if not exprs:
+            return None
+        unit = self._unit(context, exprs, trusted, f"Definition vsq_fn := {fn}.")
+        unit.slots = slots  # type: ignore[attr-defined]
+        unit.results = results  # type: ignore[attr-defined]
+        unit.kind = "bool"  # type: ignore[attr-defined]
+        return unit
+
+    def _run_job(self, task: Task, impl: Implementation | None, inputs: Sequence[Input],
+                 results: list[Any]) -> Unit | None:
+        s = self._sections(task)
+        fail: str | None = None
+        if impl is None:
+            context, trusted = self._gt_context(task), True
+            if F.takes_proof_argument(s):
+                fail = "unsupported: the reference takes a proof of its Prop precondition"
+        else:
+            (context, why), trusted = self._code_context(task, impl), False
+            if why:
+                fail = f"compile: screen: {why}"
+        if not is_modelled(task.signature.return_type):
+            fail = fail or (f"unsupported: results of type {task.signature.return_text} do not "
+                            "reduce to literals under Compute")
+        exprs, slots = [], []
+        for i, inp in enumerate(inputs):
+            args, reason = self._args(task, inp)
+            if fail:
+                results[i] = Outcome(False, error=fail)
+            elif args is None:
+                results[i] = Outcome(False, error=reason)
+            else:
+                exprs.append(f"vsq_fn {args}".rstrip())
+                slots.append(i)
+        if not exprs:
+            return None
+        unit = self._unit(context, exprs, trusted, f"Definition vsq_fn := {task.signature.name}.")
+        unit.slots, unit.results, unit.kind = slots, results, "run"  # type: ignore[attr-defined]
+        unit.task = task  # type: ignore[attr-defined]
+        return unit
+
+    def _finish(self, unit: Unit) -> None:
+        kind = unit.kind  # type: ignore[attr-defined]
+        for slot, check in zip(unit.slots, unit.checks, strict=True):  # type: ignore[attr-defined]
+            unit.results[slot] = self._answer(unit, kind, check)  # type: ignore[attr-defined]
+
+    def _answer(self, unit: Unit, kind: str, check: Check) -> Any:
+        if check.error is not None:
+            ekind, message = check.error
+            message = " ".join(message.split())[:300]
+            if ekind in ("timeout", "memory"):
+                text = f"{ekind}: {message}"
+            elif unit.trusted:
+                text = f"infrastructure: coqc rejected the ground truth check: {message}"
+            else:
+                text = f"compile: {message}"
+            return (Verdict.UNKNOWN, text) if kind == "bool" else Outcome(False, error=text)
+        answer = check.answer or ""
+        if kind == "bool":
+            if answer in ("true", "false"):
+                return (Verdict.of(answer == "true"), "")
+            return (Verdict.UNKNOWN, "unsupported: the specification did not reduce to "
+                    f"true/false under Compute: {answer[:120]}")
+        task = unit.task  # type: ignore[attr-defined]
+        try:
+            return Outcome(True, parse_coq(task.signature.return_type, answer))
+        except (ValueError_, ValueError) as exc:
+            return Outcome(False, error=f"unsupported: cannot read the result {answer[:120]!r}: "
+                                        f"{exc}")
+
+    def _drive(self, units: list[Unit | None]) -> None:
+        real = [u for u in units if u is not None]
+        self.execute(real)
+        for u in real:
+            self._finish(u)
+
+    # ---------------------------------------------------------------- protocol
+
+    def check_inputs(self, task: Task, inputs: Sequence[Input]) -> list[str | None]:
+        out: list[str | None] = []
+        for inp in inputs:
+            args, reason = self._args(task, inp)
+            out.append(None if args is not None or reason.startswith("unsupported") else reason)
+        return out
+
+    def _classify_units(self, task: Task, inputs: Sequence[Input]) -> tuple[Unit | None, list]:
+        fn, why = self._precond_name(task, None)
+        results: list[Any] = [None] * len(inputs)
+        calls = [self._args(task, i) for i in inputs]
+        return self._bool_job(task, None, calls, fn, why, results), results
+
+    @staticmethod
+    def _labels(results: list[Any], stage: str = "compute") -> list[Classification]:
+        out = []
+        for verdict, detail in results:
+            label = {Verdict.TRUE: Label.EXPECTED, Verdict.FALSE: Label.UNEXPECTED}.get(
+                verdict, Label.UNKNOWN)
+            out.append(Classification(label, stage, detail))
+        return out
+
+    def classify(self, task: Task, inputs: Sequence[Input]) -> list[Classification]:
+        return self.classify_many([(task, inputs)])[0]
+
+    def classify_many(self, jobs: Sequence[tuple[Task, Sequence[Input]]]
+                      ) -> list[list[Classification]]:
+        made = [self._classify_units(t, inputs) for t, inputs in jobs]
+        self._drive([u for u, _ in made])
+        return [self._labels(r) for _, r in made]
+
+    def _pre_job(self, task: Task, spec: Spec | None, inputs: Sequence[Input]
+                 ) -> tuple[Unit | None, list]:
+        fn, why = self._precond_name(task, spec)
+        results: list[Any] = [None] * len(inputs)
+        return self._bool_job(task, spec, [self._args(task, i) for i in inputs], fn, why,
+                              results), results
+
+    def precondition_holds(self, task: Task, spec: Spec | None, inputs: Sequence[Input]
+                           ) -> list[Verdict]:
+        return self.precondition_holds_many([(task, spec, inputs)])[0]
+
+    def precondition_holds_many(self, jobs: Sequence[tuple[Task, Spec | None, Sequence[Input]]]
+                                ) -> list[list[Verdict]]:
+        made = [self._pre_job(*j) for j in jobs]
+        self._drive([u for u, _ in made])
+        return [[v for v, _ in r] for _, r in made]
+
+    def _post_job(self, task: Task, spec: Spec | None, pairs: Sequence[tuple[Input, Any]]
+                  ) -> tuple[Unit | None, list]:
+        fn, why = self._postcond_name(task, spec)
+        results: list[Any] = [None] * len(pairs)
+        calls: list[tuple[str | None, str]] = []
+        for inp, out in pairs:
+            args, reason = self._args(task, inp)
+            if args is None:
+                calls.append((None, reason))
+                continue
+            res, reason = self._output(task, out)
+            calls.append((f"{args} {res}" if res is not None else None, reason))
+        return self._bool_job(task, spec, calls, fn, why, results), results
+
+    def postcondition_holds(self, task: Task, spec: Spec | None,
+                            pairs: Sequence[tuple[Input, Any]]) -> list[Verdict]:
+        return self.postcondition_holds_many([(task, spec, pairs)])[0]
+
+    def postcondition_holds_many(self, jobs: Sequence[tuple[Task, Spec | None,
+                                                          Sequence[tuple[Input, Any]]]]
+                                 ) -> list[list[Verdict]]:
+        made = [self._post_job(*j) for j in jobs]
+        self._drive([u for u, _ in made])
+        return [[v for v, _ in r] for _, r in made]
+
+    def run(self, task: Task, impl: Implementation | None, inputs: Sequence[Input]
+            ) -> list[Outcome]:
+        return self.run_many([(task, impl, inputs)])[0]
+
+    def run_many(self, jobs: Sequence[tuple[Task, Implementation | None, Sequence[Input]]]
+                 ) -> list[list[Outcome]]:
+        made = []
+        for task, impl, inputs in jobs:
+            results: list[Any] = [None] * len(inputs)
+            made.append((self._run_job(task, impl, inputs, results), results))
+        self._drive([u for u, _ in made])
+        return [r for _, r in made]
+
+    def evaluate_many(self, requests: Sequence[tuple[str, tuple[Any, ...]]]) -> list[Any]:
+        """Mixed requests ``(op, job)`` answered from as few ``coqc`` files as possible."""
+        made: list[tuple[str, Unit | None, list]] = []
+        for op, job in requests:
+            if op == "classify":
+                u, r = self._classify_units(*job)
+            elif op == "precondition_holds":
+                u, r = self._pre_job(*job)
+            elif op == "postcondition_holds":
+                u, r = self._post_job(*job)
+            elif op == "run":
+                task, impl, inputs = job
+                r = [None] * len(inputs)
+                u = self._run_job(task, impl, inputs, r)
+            else:
+                raise ValueError(f"unknown operation {op!r}")
+            made.append((op, u, r))
+        self._drive([u for _, u, _ in made])
+        out: list[Any] = []
+        for op, _, r in made:
+            if op == "classify":
+                out.append(self._labels(r))
+            elif op == "run":
+                out.append(r)
+            else:
+                out.append([v for v, _ in r])
+        return out
+
+    def compile(self, task: Task, impl: Implementation | None = None,
+                spec: Spec | None = None) -> str | None:
+        if impl is not None:
+            context, why = self._code_context(task, impl)
+        elif spec is not None:
+            context, why = self._spec_context(task, spec)
+        else:
+            context, why = self._gt_context(task), None
+        if why:
+            return f"screen: {why}"
+        unit = self._unit(context, ["tt"], impl is None and spec is None, "")
+        self.execute([unit])
+        check = unit.checks[0]
+        if check.error is not None:
+            return f"{check.error[0]}: {' '.join(check.error[1].split())[:500]}"
+        return None
+
+    def close(self) -> None:
+        return None
+
+
+def _now() -> float:  # pragma: no cover - kept for benchmarks
+    return time.perf_counter()

@@ -1,0 +1,80 @@
+"""Running ``coqc`` on one file: the one place a Coq process is started.
+
+Every ``coqc`` runs in its own process group under an address-space limit
+(``RLIMIT_AS``) and a wall-clock limit; the group is killed on timeout. What a
+run returns is its stdout, stderr, exit status and whether a limit hit, so that
+the backend can map answers back to checks and blame the check that was
+running when the process died.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class CoqRun:
+    stdout: str
+    stderr: str
+    returncode: int
+    timed_out: bool
+    seconds: float
+
+    @property
+    def memory_exhausted(self) -> bool:
+        text = self.stderr.lower()
+        return self.returncode in (-signal.SIGABRT, -signal.SIGKILL, 134, 137) or \
+            "out of memory" in text or "stack overflow" in text
+
+
+class CoqUnavailable(RuntimeError):
+    """No ``coqc`` could be found."""
+
+
+def find_coqc(coqc: str = "coqc") -> str:
+    path = shutil.which(coqc)
+    if path is None:
+        raise CoqUnavailable(f"{coqc!r} is not on PATH (apt-get install coq)")
+    return path
+
+
+def _limits(memory_mb: int, cpu_seconds: int):  # pragma: no cover - runs in the child
+    def apply() -> None:
+        limit = memory_mb * 1024 * 1024
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+        resource.setrlimit(resource.RLIMIT_CPU, (cpu_seconds, cpu_seconds + 5))
+    return apply
+
+
+def spawn_coqc(coqc: str, source: str, *, timeout: float, memory_mb: int) -> CoqRun:
+    """Compile ``source`` with ``coqc`` in a fresh temporary folder, under limits."""
+    with tempfile.TemporaryDirectory(prefix="veriscale-coq-") as tmp:
+        path = Path(tmp) / "Check.v"
+        path.write_text(source, encoding="utf-8")
+        start = time.perf_counter()
+        proc = subprocess.Popen(
+            [coqc, "-q", "-w", "-all", path.name], cwd=tmp, stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+            preexec_fn=_limits(memory_mb, int(timeout) + 1), env={**os.environ, "LC_ALL": "C.UTF-8"},
+        )
+        timed_out = False
+        try:
+            out, err = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:  # pragma: no cover
+                pass
+            out, err = proc.communicate()
+        return CoqRun(out.decode("utf-8", "surrogateescape"),
+                      err.decode("utf-8", "surrogateescape"), proc.returncode, timed_out,
+                      time.perf_counter() - start)

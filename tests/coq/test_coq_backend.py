@@ -1,0 +1,127 @@
+"""The Coq backend on real coqc, on small tasks of our own."""
+
+from __future__ import annotations
+
+import pytest
+from coq_paths import needs_coqc
+
+from veriscale.backends.base import Implementation, Label, Spec, Verdict
+from veriscale.backends.coq import format as F
+from veriscale.backends.coq.backend import CoqBackend, big_nat_literal, hoist_requires
+from veriscale.backends.coq.safety import screen, screen_term
+from veriscale.benchmark.model import Task, TestCase
+
+pytestmark = [pytest.mark.coq]
+
+IMPORTS = "Require Import ZArith.\nRequire Import List.\nImport ListNotations.\nOpen Scope Z_scope."
+
+
+def make_task(name="inc", params=(("x", "Z"),), ret="Z", precond="0 <=? x",
+              code="x + 1", postcond="result =? x + 1", code_aux="") -> Task:
+    sig = F.coq_signature({"name": name, "return_type": ret, "parameters": [
+        {"param_name": n, "param_type": t} for n, t in params]})
+    sections = F.CoqSections(task_imports=IMPORTS, precond=precond, code=code, code_aux=code_aux,
+                             postcond=postcond)
+    sections.source = F.render_task_v(sig, sections)
+    sections = F.parse_coq_sections(sections.source)
+    return Task(id=name, description="", signature=sig, coq=sections,
+                tests=[TestCase((3,), 4, [5])], reject_inputs=[(-1,)])
+
+
+@pytest.fixture
+def backend():
+    b = CoqBackend(workers=1, timeout=120, check_timeout=5)
+    yield b
+    b.close()
+
+
+def test_screen_refuses_what_could_cheat_or_escape():
+    assert screen("Definition f (x : Z) : Z := x.") is None
+    assert screen("Require Import ZArith.\nFixpoint g (n : nat) : nat := n.") is None
+    for bad in ("Axiom cheat : False.", "Lemma l : 1 = 1. Proof. admit. Admitted.",
+                "Parameter p : nat.", "Unset Guard Checking.", "Declare ML Module \"x\".",
+                "Load evil.", "Redirect \"f\" Print nat.", "Drop.",
+                "#[bypass_check(guard)] Fixpoint f (n : nat) : nat := f n.",
+                "Extraction Language OCaml.", "Require Import Foo.Bar.",
+                "Notation \"'true'\" := false.", "Compute 1.", "End M.",
+                "Definition f := 1. Module M."):
+        assert screen(bad) is not None, bad
+    assert screen_term("x + 1") is None
+    assert screen_term("x. Axiom a : False") is not None
+    assert screen_term("x.\nDefinition y := 0") is not None
+
+
+def test_requires_are_hoisted_and_imports_stay():
+    reqs, rest = hoist_requires("(* c. *)\nRequire Import ZArith.\nFrom Coq Require Lia.\n"
+                                "Definition f := 1.")
+    assert reqs == ["Require ZArith.", "From Coq Require Lia."]
+    assert "Import ZArith." in rest and "Require" not in rest and "Definition f" in rest
+
+
+def test_big_nat_literals_are_found():
+    assert big_nat_literal("(0 <? n)%nat && (n <? 9007199254740992)%nat", 1000) == \
+        9007199254740992
+    assert big_nat_literal("x <? 9007199254740992", 1000) is None
+
+
+@needs_coqc
+def test_ground_truth_checks(backend):
+    task = make_task()
+    cls = backend.classify(task, [(3,), (-1,)])
+    assert [c.label for c in cls] == [Label.EXPECTED, Label.UNEXPECTED]
+    assert backend.run(task, None, [(3,), (-7,)])[0].value == 4
+    assert backend.postcondition_holds(task, None, [((3,), 4), ((3,), 5)]) == \
+        [Verdict.TRUE, Verdict.FALSE]
+    assert backend.compile(task) is None
+
+
+@needs_coqc
+def test_one_failing_check_never_hides_another(backend):
+    task = make_task(name="half", params=(("n", "nat"),), ret="nat", precond="true",
+                     code="Nat.div n 2", postcond="Nat.eqb result (Nat.div n 2)")
+    slow = Implementation("Definition half (n : nat) : nat := if Nat.eqb n 7 then "
+                          "Nat.pow 3 40 else Nat.div n 2.", id="slow")
+    out = backend.run(task, slow, [(4,), (7,), (10,)])
+    assert out[0].value == 2 and out[2].value == 5
+    assert not out[1].ok and out[1].failure_kind in ("timeout", "memory")
+    assert backend.stats.processes >= 2
+
+
+@needs_coqc
+def test_candidates_compile_screen_and_fail_as_candidates(backend):
+    task = make_task()
+    good = Implementation("Definition inc (x : Z) : Z := x + 2.")
+    assert backend.run(task, good, [(1,)])[0].value == 3
+    bad = Implementation("Definition inc (x : Z) : Z := x +.")
+    [o] = backend.run(task, bad, [(1,)])
+    assert not o.ok and o.failure_kind == "compile"
+    cheat = Implementation("Axiom inc : Z -> Z.")
+    [o] = backend.run(task, cheat, [(1,)])
+    assert o.failure_kind == "compile" and "Axiom" in o.error
+    assert backend.compile(task, impl=bad) is not None
+    weak = Spec(postcond="true")
+    assert backend.postcondition_holds(task, weak, [((3,), 5)]) == [Verdict.TRUE]
+    assert backend.precondition_holds(task, Spec(precond="x <? 0"), [(3,)]) == [Verdict.FALSE]
+    assert backend.compile(task, spec=Spec(postcond="result =? undefined_thing")) is not None
+
+
+@needs_coqc
+def test_nat_above_the_bound_is_not_evaluated():
+    b = CoqBackend(nat_bound=1000)
+    task = make_task(name="idn", params=(("n", "nat"),), ret="nat", precond="true", code="n",
+                     postcond="Nat.eqb result n")
+    [c, small] = b.classify(task, [(10**9,), (5,)])
+    assert c.label == Label.UNKNOWN and "bound" in c.detail
+    assert small.label == Label.EXPECTED
+    [o] = b.run(task, None, [(10**9,)])
+    assert o.failure_kind == "unsupported"
+
+
+@needs_coqc
+def test_many_tasks_share_one_file(backend):
+    tasks = [make_task(name=f"inc{i}", code=f"x + {i}", postcond=f"result =? x + {i}")
+             for i in range(5)]
+    before = backend.stats.processes
+    answers = backend.evaluate_many([("run", (t, None, [(1,), (2,)])) for t in tasks])
+    assert [[o.value for o in a] for a in answers] == [[1 + i, 2 + i] for i in range(5)]
+    assert backend.stats.processes - before == 1
