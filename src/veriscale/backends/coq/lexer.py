@@ -75,12 +75,10 @@ def _string_end(text: str, i: int) -> int:
 def words_of(text: str) -> list[str]:
     """Identifier-like words of comment-free ``text``, strings left out."""
     out: list[str] = []
-    i = 0
     for m in re.finditer(r'"(?:[^"]|"")*"|' + _WORD.pattern, text):
         tok = m.group(0)
         if not tok.startswith('"'):
             out.append(tok)
-        i = m.end()
     return out
 
 

@@ -9,6 +9,7 @@ running when the process died.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import resource
 import shutil
@@ -70,10 +71,8 @@ def spawn_coqc(coqc: str, source: str, *, timeout: float, memory_mb: int) -> Coq
             out, err = proc.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
             timed_out = True
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.killpg(proc.pid, signal.SIGKILL)
-            except ProcessLookupError:  # pragma: no cover
-                pass
             out, err = proc.communicate()
         return CoqRun(out.decode("utf-8", "surrogateescape"),
                       err.decode("utf-8", "surrogateescape"), proc.returncode, timed_out,
