@@ -14,6 +14,11 @@ def untrusted_problem(code: str, lang: str, kind: str = "commands") -> str | Non
     ``"term"`` for a specification body. A checker that raises rejects the code.
     """
     try:
+        from veriscale.backends.language import has_plugin, plugin_for
+
+        if has_plugin(lang):
+            plugin = plugin_for(lang)
+            return plugin.screen_body(code) if kind == "term" else plugin.screen(code)
         if lang == "python":
             from veriscale.backends.python.sandbox import check_untrusted_python
 
@@ -27,6 +32,10 @@ def untrusted_problem(code: str, lang: str, kind: str = "commands") -> str | Non
 
 def screen_name(lang: str) -> str:
     """Which checker is in force, for the run record."""
+    from veriscale.backends.language import has_plugin
+
+    if has_plugin(lang):
+        return f"veriscale.backends.{lang}.safety"
     if lang == "python":
         return "veriscale.backends.python.sandbox.check_untrusted_python"
     return "veriscale.backends.lean.safety.check_untrusted_lean"

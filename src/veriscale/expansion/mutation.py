@@ -608,11 +608,14 @@ def check_input(types: Sequence[LeanType], inp: Any) -> str | None:
 
 
 def mutate_inputs_traced(
-    signature: Any, seeds: Iterable[Input], config: MutationConfig | None = None
+    signature: Any, seeds: Iterable[Input], config: MutationConfig | None = None,
+    accept: Callable[[Input], bool] | None = None,
 ) -> MutationRun:
     """Multi-step mutation of every seed, with traces (see :func:`mutate_inputs`).
 
-    Ill-typed seeds are skipped and reported, never mutated.
+    Ill-typed seeds are skipped and reported, never mutated. ``accept`` (from the
+    task's language plug-in, e.g. Coq's bound on unary ``nat``) refuses mutants
+    the language cannot evaluate; a refused mutant costs an attempt.
     """
     cfg = config or MutationConfig()
     types = param_types(signature)
@@ -647,6 +650,8 @@ def mutate_inputs_traced(
                 current[i], step = mutators[i].mutate_traced(current[i], rng, pool)
                 steps.append((i, step))
             mutant = tuple(current)
+            if accept is not None and not accept(mutant):
+                continue
             k = key(mutant)
             if k in seen:
                 continue
@@ -659,13 +664,14 @@ def mutate_inputs_traced(
 
 
 def mutate_inputs(
-    signature: Any, seeds: Iterable[Input], config: MutationConfig | None = None
+    signature: Any, seeds: Iterable[Input], config: MutationConfig | None = None,
+    accept: Callable[[Input], bool] | None = None,
 ) -> list[Input]:
     """Up to ``max_mutations_per_input`` distinct new mutants per seed, each
     made by 1..``multi_step_size`` steps that each mutate one uniformly chosen
     parameter (paper §3.1). Mutants equal to any seed or earlier mutant are
     dropped. Deterministic in ``config.seed``."""
-    return [m.input for m in mutate_inputs_traced(signature, seeds, config).mutants]
+    return [m.input for m in mutate_inputs_traced(signature, seeds, config, accept).mutants]
 
 
 def task_seed(seed: int, task_id: str) -> int:

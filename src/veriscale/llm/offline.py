@@ -56,6 +56,12 @@ def flawed_specs(task: Task) -> list[Spec]:
     if task.python is not None:
         for w in python_weakenings(task.python.postcondition, ret):
             specs.append(Spec(postcond=w.body, origin=f"{OFFLINE}:{w.label}"))
+    elif getattr(task, "coq", None) is not None:
+        from veriscale.backends.language import plugin_for
+
+        for w in plugin_for("coq").weakened_postconditions(task):
+            specs.append(Spec(postcond=w.body, postcond_aux=task.coq.postcond_aux,
+                              origin=f"{OFFLINE}:{w.label}"))
     elif task.lean is not None and task.lean.postcond.strip():
         for w in lean_weakenings(task.lean.postcond, ret):
             specs.append(

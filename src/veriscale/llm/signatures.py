@@ -84,10 +84,10 @@ def python_code_header(sig: Signature, name: str | None = None) -> str:
 
 
 def language(task: Task) -> str:
-    """``"lean"`` or ``"python"``: the specification language of the task."""
-    if task.python is not None:
-        return "python"
-    return "lean"
+    """``"lean"``, ``"python"`` or a plug-in language: the specification language of the task."""
+    from veriscale.backends.language import language_of
+
+    return language_of(task)
 
 
 # ---------------------------------------------------------------------- model JSON

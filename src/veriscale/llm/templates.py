@@ -424,4 +424,9 @@ TemplateFn = Callable[[Task], list[Template]]
 
 def templates_for(task: Task) -> list[Template]:
     """All offline adversary templates of ``task`` in its specification language."""
-    return python_templates(task) if S.language(task) == "python" else lean_templates(task)
+    from veriscale.backends.language import has_plugin, plugin_for
+
+    lang = S.language(task)
+    if has_plugin(lang):
+        return plugin_for(lang).adversary_templates(task)
+    return python_templates(task) if lang == "python" else lean_templates(task)

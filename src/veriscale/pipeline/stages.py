@@ -53,6 +53,14 @@ def dedup(items: list[Candidate]) -> list[Candidate]:
 # ------------------------------------------------------------------ candidates
 
 
+def _language_filter(task: Task) -> Any:
+    """The language plug-in's test of which inputs it can evaluate (or None)."""
+    from veriscale.backends.language import has_plugin, language_of, plugin_for
+
+    lang = language_of(task)
+    return (lambda inp: plugin_for(lang).input_ok(task, inp)) if has_plugin(lang) else None
+
+
 def stage_candidates(task: Task, config: RunConfig, provider: Any) -> dict[str, Any]:
     """Seed pool (originals, then LLM/offline seeds), then mutation of every seed."""
     from veriscale.expansion.mutation import MutationConfig, mutate_inputs, task_seed
@@ -74,6 +82,9 @@ def stage_candidates(task: Task, config: RunConfig, provider: Any) -> dict[str, 
         for item in proposed:
             inp, prov = item if isinstance(item, tuple) and len(item) == 2 else (item, "seed")
             seeds.append(Candidate(tuple(inp), str(prov)))
+    accept = _language_filter(task)
+    if accept is not None:  # e.g. Coq: no seed above the unary-nat bound
+        seeds = [c for c in seeds if accept(c.input)]
     pool = dedup(originals + seeds)
 
     mcfg = MutationConfig(
@@ -82,7 +93,7 @@ def stage_candidates(task: Task, config: RunConfig, provider: Any) -> dict[str, 
         ingredient_prob=config.mutation.ingredient_prob,
         seed=task_seed(config.seed, task.id),  # independent streams per task
     )
-    mutants = mutate_inputs(task.signature, [c.input for c in pool], mcfg)
+    mutants = mutate_inputs(task.signature, [c.input for c in pool], mcfg, accept)
     everything = dedup(pool + [Candidate(m, "mutation") for m in mutants])
     capped = everything[: config.mutation.max_candidates_per_task]
     counts = Counter(c.provenance.split(":")[0] for c in capped)

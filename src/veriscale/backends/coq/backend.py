@@ -412,7 +412,7 @@ class CoqBackend:
             if fn is None:
                 results[i] = (Verdict.UNKNOWN, why_fn)
             elif why:
-                results[i] = (Verdict.UNKNOWN, f"unsupported: screen: {why}")
+                results[i] = (Verdict.ERROR, f"compile: screen: {why}")
             elif args is None:
                 results[i] = (Verdict.UNKNOWN, reason)
             else:
@@ -460,6 +460,8 @@ class CoqBackend:
 
     def _finish(self, unit: Unit) -> None:
         kind = unit.kind  # type: ignore[attr-defined]
+        if kind == "compile":
+            return
         for slot, check in zip(unit.slots, unit.checks, strict=True):  # type: ignore[attr-defined]
             unit.results[slot] = self._answer(unit, kind, check)  # type: ignore[attr-defined]
 
@@ -473,7 +475,11 @@ class CoqBackend:
                 text = f"infrastructure: coqc rejected the ground truth check: {message}"
             else:
                 text = f"compile: {message}"
-            return (Verdict.UNKNOWN, text) if kind == "bool" else Outcome(False, error=text)
+            if kind == "bool":
+                # a candidate spec that does not build is a wrong answer, not an abstention
+                wrong = not unit.trusted and ekind not in ("timeout", "memory")
+                return (Verdict.ERROR if wrong else Verdict.UNKNOWN, text)
+            return Outcome(False, error=text)
         answer = check.answer or ""
         if kind == "bool":
             if answer in ("true", "false"):
@@ -595,6 +601,10 @@ class CoqBackend:
                 task, impl, inputs = job
                 r = [None] * len(inputs)
                 u = self._run_job(task, impl, inputs, r)
+            elif op == "check_inputs":
+                u, r = None, self.check_inputs(*job)
+            elif op == "compile":
+                u, r = self._compile_unit(*job)
             else:
                 raise ValueError(f"unknown operation {op!r}")
             made.append((op, u, r))
@@ -603,14 +613,17 @@ class CoqBackend:
         for op, _, r in made:
             if op == "classify":
                 out.append(self._labels(r))
-            elif op == "run":
+            elif op == "compile":
+                out.append([self._compile_answer(u, r)])
+            elif op in ("run", "check_inputs"):
                 out.append(r)
             else:
                 out.append([v for v, _ in r])
         return out
 
-    def compile(self, task: Task, impl: Implementation | None = None,
-                spec: Spec | None = None) -> str | None:
+    def _compile_unit(self, task: Task, impl: Implementation | None = None,
+                      spec: Spec | None = None) -> tuple[Unit | None, str | None]:
+        """A unit whose one check is ``tt`` (it only has to build), or the screen's reason."""
         if impl is not None:
             context, why = self._code_context(task, impl)
         elif spec is not None:
@@ -618,13 +631,30 @@ class CoqBackend:
         else:
             context, why = self._gt_context(task), None
         if why:
-            return f"screen: {why}"
+            return None, f"compile: screen: {why}"
         unit = self._unit(context, ["tt"], impl is None and spec is None, "")
-        self.execute([unit])
+        unit.slots, unit.results, unit.kind = [], [], "compile"  # type: ignore[attr-defined]
+        return unit, None
+
+    @staticmethod
+    def _compile_answer(unit: Unit | None, why: str | None) -> str | None:
+        if unit is None:
+            return why
         check = unit.checks[0]
         if check.error is not None:
-            return f"{check.error[0]}: {' '.join(check.error[1].split())[:500]}"
+            kind = check.error[0]
+            kind = "compile" if kind in ("context", "error") else kind
+            return f"{kind}: {' '.join(check.error[1].split())[:500]}"
         return None
+
+    def compile(self, task: Task, impl: Implementation | None = None,
+                spec: Spec | None = None) -> str | None:
+        return self.compile_many([(task, impl, spec)])[0]
+
+    def compile_many(self, jobs: Sequence[tuple[Any, ...]]) -> list[str | None]:
+        made = [self._compile_unit(*job) for job in jobs]
+        self.execute([u for u, _ in made if u is not None])
+        return [self._compile_answer(u, why) for u, why in made]
 
     def close(self) -> None:
         return None

@@ -1,0 +1,269 @@
+"""The Coq language plug-in (see :mod:`veriscale.backends.language`).
+
+Offline red team for Coq, in the paper's five strategies (constant return,
+input echo, trivial synthesis, malicious deletion, edge case) plus near-miss
+perturbations of the reference's result; flawed specifications by dropping
+top-level ``&&`` conjuncts of the ground-truth postcondition; the rules of the
+paper's Appendix C for prompts, with Coq's forbidden constructs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from veriscale.backends.coq import format as F
+from veriscale.backends.coq.lexer import split_conjuncts
+from veriscale.backends.coq.literal import nat_magnitude, parse_coq, to_coq
+from veriscale.backends.coq.safety import screen, screen_term
+from veriscale.backends.coq.types import coq_type, parse_coq_type
+from veriscale.benchmark.model import Param, Task
+from veriscale.values import ArrayT, LeanType, ListT, OptionT, ProdT, Scalar
+
+NAT_BOUND = 200_000
+"""Default bound on ``nat`` values evaluated or produced by mutation (unary in Coq)."""
+
+
+@dataclass(frozen=True)
+class CoqTemplate:
+    strategy: str
+    detail: str
+    code: str
+
+
+@dataclass(frozen=True)
+class CoqWeakening:
+    label: str
+    body: str
+
+
+def _is(t: LeanType, name: str) -> bool:
+    return isinstance(t, Scalar) and t.name == name
+
+
+def constants(t: LeanType) -> list[str]:
+    """A few constant values of ``t`` (within the nat bound), as Coq text."""
+    if _is(t, "Int"):
+        return ["0%Z", "1%Z", "(-1)%Z"]
+    if _is(t, "Nat"):
+        return ["0%nat", "1%nat"]
+    if _is(t, "Bool"):
+        return ["true", "false"]
+    if _is(t, "String"):
+        return ['""%string', '"a"%string']
+    if _is(t, "Char"):
+        return ['"a"%char']
+    if isinstance(t, (ListT, ArrayT)):
+        return [f"(@nil {_atom(t.elem)})"]
+    if isinstance(t, OptionT):
+        return [f"(@None {_atom(t.elem)})"]
+    if isinstance(t, ProdT):
+        a, b = constants(t.fst), constants(t.snd)
+        return [f"({x}, {y})" for x, y in zip(a, b, strict=False)] if a and b else []
+    return []
+
+
+def _atom(t: LeanType) -> str:
+    text = coq_type(t)
+    return text if text.isidentifier() else f"({text})"
+
+
+def perturbations(t: LeanType, v: str) -> list[tuple[str, str]]:
+    """Near misses of the value ``v : t`` (Coq text): off by one, element dropped..."""
+    if _is(t, "Int"):
+        return [("plus-one", f"({v} + 1)%Z"), ("minus-one", f"({v} - 1)%Z"),
+                ("negate", f"(- {v})%Z")]
+    if _is(t, "Nat"):
+        return [("succ", f"(S {v})"), ("pred", f"(Nat.pred {v})")]
+    if _is(t, "Bool"):
+        return [("negate", f"(negb {v})")]
+    if _is(t, "String"):
+        return [("drop-first-char",
+                 f"(match {v} with EmptyString => EmptyString | String _ s => s end)"),
+                ("append-char", f'({v} ++ "a")%string')]
+    if isinstance(t, (ListT, ArrayT)):
+        return [("drop-first", f"(tl {v})"), ("reverse", f"(rev {v})"),
+                ("duplicate-first", f"(match {v} with nil => nil | cons h r => h :: h :: r end)"),
+                ("swap-first-two",
+                 f"(match {v} with cons a (cons b r) => b :: a :: r | l => l end)"),
+                ("drop-last", f"(removelast {v})")]
+    if isinstance(t, OptionT):
+        return [("none", f"(@None {_atom(t.elem)})")]
+    if isinstance(t, ProdT):
+        out = [(f"fst-{k}", f"({e}, snd {v})") for k, e in perturbations(t.fst, f"(fst {v})")]
+        out += [(f"snd-{k}", f"(fst {v}, {e})") for k, e in perturbations(t.snd, f"(snd {v})")]
+        return out
+    return []
+
+
+def _edge(sig: Any) -> tuple[str, str] | None:
+    for p in sig.params:
+        if isinstance(p.type, (ListT, ArrayT)):
+            return f"{p.name}-empty", f"(match {p.name} with nil => true | _ => false end)"
+        if _is(p.type, "Int"):
+            return f"{p.name}-zero", f"(Z.eqb {p.name} 0%Z)"
+        if _is(p.type, "Nat"):
+            return f"{p.name}-zero", f"(Nat.eqb {p.name} 0%nat)"
+        if _is(p.type, "String"):
+            return f"{p.name}-empty", f'(String.eqb {p.name} ""%string)'
+    return None
+
+
+def _strategies(sig: Any) -> list[tuple[str, str, str]]:
+    ret = sig.return_type
+    out = [("constant-return", c, c) for c in constants(ret)]
+    for p in sig.params:
+        if p.type == ret:
+            out.append(("input-echo", p.name, p.name))
+        if isinstance(p.type, (ListT, ArrayT)):
+            if _is(ret, "Nat"):
+                out.append(("trivial-synthesis", f"length {p.name}", f"(length {p.name})"))
+            if _is(ret, "Int"):
+                out.append(("trivial-synthesis", f"length {p.name}",
+                            f"(Z.of_nat (length {p.name}))"))
+            if isinstance(ret, (ListT, ArrayT)) and p.type.elem == ret.elem:
+                out.append(("malicious-deletion", f"tl {p.name}", f"(tl {p.name})"))
+                out.append(("trivial-synthesis", f"rev {p.name}", f"(rev {p.name})"))
+    return out
+
+
+def code_header(task: Task, name: str | None = None) -> str:
+    sig = task.signature
+    binders = " ".join(f"({p.name} : {p.type_text})" for p in sig.params)
+    return f"Definition {name or sig.name} {binders} : {sig.return_text} :="
+
+
+def reference_definition(task: Task, ref_name: str) -> str | None:
+    """The GT code as ``Definition <ref_name> ...`` after its ``code_aux``."""
+    if task.coq is None or not task.coq.code.strip() or F.takes_proof_argument(task.coq):
+        return None
+    aux = task.coq.code_aux.strip("\n")
+    main = f"{code_header(task, ref_name)}\n{task.coq.code.rstrip()}\n."
+    return f"{aux}\n\n{main}" if aux.strip() else main
+
+
+def adversary_templates(task: Task) -> list[CoqTemplate]:
+    sig = task.signature
+    header = code_header(task)
+
+    def define(expr: str, before: str = "") -> str:
+        main = f"{header}\n  {expr}.\n"
+        return f"{before}\n\n{main}" if before else main
+
+    out = [CoqTemplate(s, d, define(e)) for s, d, e in _strategies(sig)]
+    ref_name = f"{sig.name}_vs_ref"
+    ref = reference_definition(task, ref_name)
+    if ref is None:
+        return out
+    call = "(" + " ".join([ref_name, *(p.name for p in sig.params)]) + ")"
+    consts = constants(sig.return_type)
+    edge = _edge(sig)
+    if edge and consts:
+        label, cond = edge
+        out.append(CoqTemplate("edge-case", f"{label}:{consts[0]}",
+                               define(f"if {cond} then {consts[0]} else {call}", ref)))
+    for label, expr in perturbations(sig.return_type, "vs_r"):
+        out.append(CoqTemplate("near-miss", label, define(f"let vs_r := {call} in {expr}", ref)))
+    return out
+
+
+def weakened_postconditions(task: Task) -> list[CoqWeakening]:
+    """GT postcondition with each top-level conjunct dropped, and with all dropped."""
+    if task.coq is None or not task.coq.postcond.strip():
+        return []
+    parts = split_conjuncts(task.coq.postcond)
+    out: list[CoqWeakening] = []
+    if len(parts) > 1:
+        for k in range(len(parts)):
+            rest = parts[:k] + parts[k + 1:]
+            out.append(CoqWeakening(f"drop:{k + 1}", " && ".join(f"({p})" for p in rest)))
+    out.append(CoqWeakening("drop-all", "true"))
+    return out
+
+
+PROMPT_RULES = """\
+Write Coq (Coq 8.16 standard library only).
+- The precondition and the postcondition are bool-valued functions (use Z.eqb, Z.leb,
+  Nat.eqb, String.eqb, andb/&&, orb/||, negb, forallb, existsb); they are checked by
+  Compute, so they must reduce to true or false on concrete inputs.
+- Give only the body of each definition; do not restate its header.
+- Define helpers in the aux sections as Definition or Fixpoint (structural recursion).
+- Forbidden: Axiom, Parameter, Variable, Hypothesis, Admitted, admit, Abort, Extract/
+  Extraction, Set/Unset of any flag, Declare ML Module, Load, Redirect, Drop, Module,
+  Section, Notation, Ltac, attributes (#[...]), Print/Compute/Eval/Check, and any library
+  outside the Coq standard library.
+- A specification must be exact: accept every correct output and reject every wrong one;
+  it must not restate the implementation, and must not depend on how it computes.
+"""
+
+
+class CoqPlugin:
+    name = "coq"
+    display_name = "Coq"
+    backend = "coq"
+
+    def owns_task_dir(self, path: Path) -> bool:
+        return F.is_coq_task_dir(path)
+
+    def load_task_dir(self, path: Path) -> tuple[Task | None, list[Any]]:
+        return F.load_task_dir(path)
+
+    def write_task_dir(self, task: Task, path: Path) -> Path:
+        return F.write_task_dir(task, path)
+
+    def parse_type(self, text: str) -> LeanType:
+        return parse_coq_type(text)
+
+    def type_text(self, t: LeanType) -> str:
+        return coq_type(t)
+
+    def render_value(self, t: LeanType, value: Any) -> str:
+        return to_coq(t, value)
+
+    def parse_value(self, t: LeanType, text: str) -> Any:
+        return parse_coq(t, text)
+
+    def nat_bound(self) -> int | None:
+        return NAT_BOUND
+
+    def input_ok(self, task: Task, inp: Any) -> bool:
+        """Inputs within the nat bound (large magnitudes stay for ``Z``)."""
+        return all(nat_magnitude(p.type, v) <= NAT_BOUND
+                   for p, v in zip(task.signature.params, inp, strict=False))
+
+    def screen(self, code: str) -> str | None:
+        return screen(code)
+
+    def screen_body(self, body: str) -> str | None:
+        return screen_term(body)
+
+    def adversary_templates(self, task: Task) -> list[CoqTemplate]:
+        return adversary_templates(task)
+
+    def weakened_postconditions(self, task: Task) -> list[CoqWeakening]:
+        return weakened_postconditions(task)
+
+    def split_conjuncts(self, body: str) -> list[str]:
+        return split_conjuncts(body)
+
+    def code_mutants(self, task: Task) -> list[CoqTemplate]:
+        return adversary_templates(task)
+
+    def spec_mutants(self, task: Task) -> list[CoqWeakening]:
+        return weakened_postconditions(task)
+
+    def prompt_rules(self) -> str:
+        return PROMPT_RULES
+
+    def code_fence(self) -> str:
+        return "coq"
+
+    def code_header(self, task: Task) -> str:
+        return code_header(task)
+
+
+COQ = CoqPlugin()
+
+__all__ = ["COQ", "NAT_BOUND", "CoqPlugin", "Param", "adversary_templates", "constants",
+           "perturbations", "weakened_postconditions"]
