@@ -125,3 +125,18 @@ def test_many_tasks_share_one_file(backend):
     answers = backend.evaluate_many([("run", (t, None, [(1,), (2,)])) for t in tasks])
     assert [[o.value for o in a] for a in answers] == [[1 + i, 2 + i] for i in range(5)]
     assert backend.stats.processes - before == 1
+
+
+@needs_coqc
+def test_prop_precondition_is_decided_by_quickchick(backend):
+    from veriscale.backends.coq.backend import quickchick_available
+
+    if not quickchick_available():
+        pytest.skip("libcoq-quickchick is not installed")
+    task = make_task(name="small", precond="(0 <= x)%Z /\\ (x < 10)%Z")
+    task.coq.source = task.coq.source.replace("Definition small_precond (x : Z) : bool",
+                                              "Definition small_precond (x : Z) : Prop")
+    task = F.with_sections(task)
+    cls = backend.classify(task, [(3,), (12,)])
+    assert [c.label for c in cls] == [Label.EXPECTED, Label.UNEXPECTED]
+    assert {c.stage for c in cls} == {"quickchick"}

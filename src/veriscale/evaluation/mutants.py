@@ -69,7 +69,13 @@ class Mutant:
 
 def gt_candidate(task: Task, sample: int = 0) -> Candidate:
     """The ground truth as a candidate (code and both spec halves): the control."""
-    if task.lean is not None:
+    from veriscale.backends.language import has_plugin, language_of, plugin_for
+
+    if has_plugin(language_of(task)):
+        code, (pre, post, pre_aux, post_aux) = plugin_for(task).ground_truth(task)
+        impl = Implementation(code, id=f"{task.id}:gt", origin="ground_truth")
+        spec = Spec(pre, post, pre_aux, post_aux, id=f"{task.id}:gt", origin="ground_truth")
+    elif task.lean is not None:
         ln = task.lean
         impl = Implementation(lean_code_definition(task, ln.code, ln.code_aux),
                               id=f"{task.id}:gt", origin="ground_truth")
@@ -485,7 +491,14 @@ def task_mutants(task: Task, max_per_kind: int = DEFAULT_MAX_PER_KIND,
     out: list[Mutant] = []
     gt = gt_candidate(task)
     assert gt.spec is not None
-    if task.lean is not None:
+    from veriscale.backends.language import has_plugin, language_of, plugin_for
+
+    if has_plugin(language_of(task)):
+        plugin = plugin_for(task)
+        code = plugin.code_mutants(task, max_per_kind)
+        pre = plugin.spec_mutants(task, "precond", max_per_kind)
+        post = plugin.spec_mutants(task, "postcond", max_per_kind)
+    elif task.lean is not None:
         code = lean_code_mutants(task, max_per_kind, seed)
         pre = lean_spec_mutants(task, "precond", max_per_kind, seed)
         post = lean_spec_mutants(task, "postcond", max_per_kind, seed)

@@ -153,7 +153,11 @@ def to_candidate(task: Task, sol: SolutionLine, sample: int, line: int = 0) -> C
     """Turn a validated line into backend objects for ``task``."""
     impl = None
     if sol.code is not None:
-        if task.lean is not None:
+        from veriscale.backends.language import has_plugin, language_of, plugin_for
+
+        if has_plugin(language_of(task)):
+            code = plugin_for(task).code_definition(task, sol.code, sol.code_aux)
+        elif task.lean is not None:
             code = lean_code_definition(task, sol.code, sol.code_aux)
         else:
             code = (sol.code_aux.rstrip() + "\n\n" + sol.code) if sol.code_aux.strip() else sol.code

@@ -151,6 +151,24 @@ def big_nat_literal(text: str, bound: int) -> int | None:
     return max(big) if big else None
 
 
+_QUICKCHICK: dict[str, bool] = {}
+
+
+def quickchick_available(coqc: str = "coqc") -> bool:
+    """Is libcoq-quickchick installed for this ``coqc`` (``user-contrib/QuickChick``)?"""
+    if coqc not in _QUICKCHICK:
+        import subprocess
+        from pathlib import Path
+
+        try:
+            where = subprocess.run([find_coqc(coqc), "-where"], capture_output=True, text=True,
+                                   timeout=30).stdout.strip()
+            _QUICKCHICK[coqc] = (Path(where) / "user-contrib" / "QuickChick").is_dir()
+        except (OSError, RuntimeError, subprocess.SubprocessError):
+            _QUICKCHICK[coqc] = False
+    return _QUICKCHICK[coqc]
+
+
 class CoqBackend:
     """Oracle on ``coqc`` (see the module docstring). Options: ``coqc`` (path or
     name), ``timeout`` (seconds per file), ``check_timeout`` (per ``Compute``),
@@ -162,7 +180,8 @@ class CoqBackend:
     def __init__(self, coqc: str = "coqc", timeout: float = 300.0, check_timeout: int = 20,
                  memory_mb: int = 2048, nat_bound: int = 200_000, workers: int = 2,
                  max_checks_per_file: int = 1500, max_units_per_file: int = 60,
-                 **_ignored: Any) -> None:
+                 quickchick: bool = True, **_ignored: Any) -> None:
+        self.quickchick = bool(quickchick)
         self.coqc = coqc
         self.timeout = float(timeout)
         self.check_timeout = int(check_timeout)
@@ -380,7 +399,10 @@ class CoqBackend:
             return f"{name}_precond", "compute"
         if re.search(rf"\b{name}_precond_dec\b", s.precond_aux):
             return f"{name}_precond_dec", "compute(dec)"
-        return None, "unsupported: Prop-valued precondition with no bool _dec twin"
+        if self.quickchick and quickchick_available(self.coqc):
+            return f"{name}_precond", "quickchick"
+        return None, ("unsupported: Prop-valued precondition with no bool _dec twin "
+                      "(and no QuickChick to decide it)")
 
     def _postcond_name(self, task: Task, spec: Spec | None) -> tuple[str | None, str]:
         s = self._sections(task)
@@ -396,7 +418,8 @@ class CoqBackend:
     # ---------------------------------------------------------------- jobs
 
     def _bool_job(self, task: Task, spec: Spec | None, calls: list[tuple[str | None, str]],
-                  fn: str | None, why_fn: str, results: list[Any]) -> Unit | None:
+                  fn: str | None, why_fn: str, results: list[Any], stage: str = ""
+                  ) -> Unit | None:
         """``results[i]`` becomes a (Verdict, detail) once the unit has run."""
         if spec is None or (spec.precond is None and spec.postcond is None):
             context, why, trusted = self._gt_context(task), None, True
@@ -420,7 +443,12 @@ class CoqBackend:
                 slots.append(i)
         if not exprs:
             return None
-        unit = self._unit(context, exprs, trusted, f"Definition vsq_fn := {fn}.")
+        aliases = f"Definition vsq_fn := {fn}."
+        if stage == "quickchick":
+            # QuickChick's Dec instances decide a closed Prop: `(P args ?)` is a bool.
+            context = "From QuickChick Require Import QuickChick.\n" + context
+            exprs = [f"({e} ?)" for e in exprs]
+        unit = self._unit(context, exprs, trusted, aliases)
         unit.slots = slots  # type: ignore[attr-defined]
         unit.results = results  # type: ignore[attr-defined]
         unit.kind = "bool"  # type: ignore[attr-defined]
@@ -512,7 +540,9 @@ class CoqBackend:
         fn, why = self._precond_name(task, None)
         results: list[Any] = [None] * len(inputs)
         calls = [self._args(task, i) for i in inputs]
-        return self._bool_job(task, None, calls, fn, why, results), results
+        stage = why if fn is not None else ""
+        unit = self._bool_job(task, None, calls, fn, why, results, stage)
+        return unit, results
 
     @staticmethod
     def _labels(results: list[Any], stage: str = "compute") -> list[Classification]:
@@ -530,7 +560,11 @@ class CoqBackend:
                       ) -> list[list[Classification]]:
         made = [self._classify_units(t, inputs) for t, inputs in jobs]
         self._drive([u for u, _ in made])
-        return [self._labels(r) for _, r in made]
+        return [self._labels(r, self._stage(t)) for (t, _), (_, r) in zip(jobs, made, strict=True)]
+
+    def _stage(self, task: Task) -> str:
+        fn, stage = self._precond_name(task, None)
+        return stage if fn is not None else "compute"
 
     def _pre_job(self, task: Task, spec: Spec | None, inputs: Sequence[Input]
                  ) -> tuple[Unit | None, list]:
@@ -590,6 +624,7 @@ class CoqBackend:
     def evaluate_many(self, requests: Sequence[tuple[str, tuple[Any, ...]]]) -> list[Any]:
         """Mixed requests ``(op, job)`` answered from as few ``coqc`` files as possible."""
         made: list[tuple[str, Unit | None, list]] = []
+        jobs_of = [job for _, job in requests]
         for op, job in requests:
             if op == "classify":
                 u, r = self._classify_units(*job)
@@ -610,9 +645,9 @@ class CoqBackend:
             made.append((op, u, r))
         self._drive([u for _, u, _ in made])
         out: list[Any] = []
-        for op, _, r in made:
+        for (op, _, r), job in zip(made, jobs_of, strict=True):
             if op == "classify":
-                out.append(self._labels(r))
+                out.append(self._labels(r, self._stage(job[0])))
             elif op == "compile":
                 out.append([self._compile_answer(u, r)])
             elif op in ("run", "check_inputs"):

@@ -198,6 +198,62 @@ Write Coq (Coq 8.16 standard library only).
 """
 
 
+_RULES = (
+    ("<? -> <=?", r"<\?", "<=?"), ("<=? -> <?", r"<=\?", "<?"), ("=? -> <=?", r"(?<![<>])=\?", "<=?"),
+    ("&& -> ||", r"&&", "||"), ("|| -> &&", r"\|\|", "&&"), ("+ 1 -> + 2", r"\+ 1\b", "+ 2"),
+    ("- 1 -> - 2", r"- 1\b", "- 2"), ("true -> false", r"\btrue\b", "false"),
+    ("false -> true", r"\bfalse\b", "true"), ("drop negb", r"\bnegb\s", ""),
+    ("forallb -> existsb", r"\bforallb\b", "existsb"), ("existsb -> forallb", r"\bexistsb\b", "forallb"),
+)
+
+
+def rule_mutants(text: str, limit: int) -> list[tuple[str, str]]:
+    """One-site operator swaps (the Coq counterparts of the Lean mutation rules),
+    skipping comments and strings; distinct, at most ``limit``, deterministic."""
+    import re
+
+    from veriscale.backends.coq.lexer import strip_comments
+
+    clean = strip_comments(text)
+    strings = [m.span() for m in re.finditer(r'"(?:[^"]|"")*"', clean)]
+    seen = {" ".join(text.split())}
+    out: list[tuple[str, str]] = []
+    for op, pattern, repl in _RULES:
+        for m in re.finditer(pattern, clean):
+            if any(a <= m.start() < b for a, b in strings):
+                continue
+            mutant = text[:m.start()] + repl + text[m.end():]
+            key = " ".join(mutant.split())
+            if key not in seen:
+                seen.add(key)
+                out.append((op, mutant))
+            if len(out) >= limit:
+                return out
+    return out
+
+
+def code_mutants(task: Task, limit: int = 10) -> list[tuple[str, str]]:
+    """Flawed versions of the GT code, as complete definitions."""
+    if task.coq is None or F.takes_proof_argument(task.coq):
+        return []
+    return [(op, COQ.code_definition(task, body, task.coq.code_aux))
+            for op, body in rule_mutants(task.coq.code, limit)]
+
+
+def spec_mutants(task: Task, kind: str, limit: int = 10) -> list[tuple[str, str]]:
+    """Flawed bodies of the GT precondition or postcondition."""
+    if task.coq is None:
+        return []
+    body = task.coq.precond if kind == "precond" else task.coq.postcond
+    items: list[tuple[str, str]] = []
+    parts = split_conjuncts(body)
+    if len(parts) > 1:
+        items += [(f"drop conjunct {k + 1}", " && ".join(f"({p})" for p in parts[:k] + parts[k + 1:]))
+                  for k in range(len(parts))]
+    items += rule_mutants(body, limit)
+    return items[:limit]
+
+
 class CoqPlugin:
     name = "coq"
     display_name = "Coq"
@@ -247,11 +303,19 @@ class CoqPlugin:
     def split_conjuncts(self, body: str) -> list[str]:
         return split_conjuncts(body)
 
-    def code_mutants(self, task: Task) -> list[CoqTemplate]:
-        return adversary_templates(task)
+    def code_mutants(self, task: Task, limit: int = 10) -> list[tuple[str, str]]:
+        return code_mutants(task, limit)
 
-    def spec_mutants(self, task: Task) -> list[CoqWeakening]:
-        return weakened_postconditions(task)
+    def spec_mutants(self, task: Task, kind: str = "postcond", limit: int = 10
+                     ) -> list[tuple[str, str]]:
+        return spec_mutants(task, kind, limit)
+
+    def ground_truth(self, task: Task) -> tuple[str, tuple[str, str, str, str]]:
+        """The GT code (complete definition) and (precond, postcond, their aux)."""
+        assert task.coq is not None
+        c = task.coq
+        return (self.code_definition(task, c.code, c.code_aux),
+                (c.precond, c.postcond, c.precond_aux, c.postcond_aux))
 
     def prompt_rules(self) -> str:
         return PROMPT_RULES
@@ -261,6 +325,11 @@ class CoqPlugin:
 
     def code_header(self, task: Task) -> str:
         return code_header(task)
+
+    def code_definition(self, task: Task, body: str, code_aux: str = "") -> str:
+        """A CodeGen body (VERINA stores bodies) as ``code_aux`` + the full definition."""
+        main = f"{code_header(task)}\n{body.rstrip()}\n."
+        return f"{code_aux.strip()}\n\n{main}\n" if code_aux.strip() else main + "\n"
 
 
 COQ = CoqPlugin()

@@ -1,0 +1,51 @@
+"""``veriscale port``: carry a suite onto another language's twin tasks, audited."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+from rich.console import Console
+
+
+@click.command("port")
+@click.argument("suite_dir", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--onto", "tasks_dir", required=True, type=click.Path(file_okay=False,
+              path_type=Path), help="The twin tasks (same ids) in the target language.")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
+              default=None, help="Write the audited, carried suite here (target format).")
+@click.option("--backend", "backend_name", default=None,
+              help="Oracle for the target (default: detected from TASKS_DIR).")
+@click.option("--tasks", "task_list", default=None, help="Comma-separated task ids (unused: all).")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+def port_command(suite_dir: Path, tasks_dir: Path, out_dir: Path | None,
+                 backend_name: str | None, task_list: str | None, as_json: bool) -> None:
+    """Carry SUITE_DIR's rows onto the twin tasks in --onto, re-check every row
+    against the target's ground truth and report, per task, the rows where the two
+    ground truths disagree (those are left out of --out). Exit 1 on any disagreement."""
+    from veriscale.benchmark.loader import NotADataset
+    from veriscale.pipeline.config import detect_backend
+    from veriscale.port import port_suite
+
+    console = Console(stderr=True)
+    try:
+        backend = backend_name or detect_backend(tasks_dir, None)
+        report = port_suite(suite_dir, tasks_dir, out_dir, backend)
+    except NotADataset as exc:
+        console.print(f"[red]error:[/] {exc}")
+        sys.exit(2)
+    if as_json:
+        click.echo(json.dumps(report.to_json(), indent=2))
+    else:
+        out = Console()
+        out.print(f"port: {report.ported_tasks} of {report.tasks} tasks carried; "
+                  f"carried {report.carried}, kept {report.kept}, "
+                  f"{report.undecided} undecided checks, {report.processes} backend processes, "
+                  f"{report.seconds:.1f} s")
+        for tid, why in report.skipped.items():
+            out.print(f"[yellow]skipped[/] {tid}: {why}")
+        for f in report.findings:
+            out.print(f"[red]disagree[/] {f.task}: {f.row}: {f.check}: {f.detail}")
+    sys.exit(1 if report.findings else 0)

@@ -1,0 +1,236 @@
+"""Carry a suite onto the twin tasks of another language, and audit the carry.
+
+Values are language-neutral, so the rows of a suite built for one language's
+tasks mean the same on the twin tasks of another (same ids, signatures equal
+modulo the type mapping: ``Array`` is a list, ``UInt8`` an integer). Each
+carried row is re-checked against the *target's* ground truth; a row where
+the two ground truths disagree is reported (task, row, check, why) and left
+out, never silently kept. On VERINA this audits the Coq track, which was
+translated from the Lean one.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from veriscale.backends.base import Backend, Label
+from veriscale.benchmark.model import Input, Task, TestCase
+from veriscale.evaluation.verify import (
+    AGREE,
+    DISAGREE,
+    _answer,
+    postcond_verdict,
+    precond_verdict,
+    reference_verdict,
+)
+from veriscale.values import ArrayT, LeanType, ListT, OptionT, ProdT, Scalar, check
+
+
+def carrier(t: LeanType) -> LeanType:
+    """The type with the distinctions a port ignores erased."""
+    if isinstance(t, (ListT, ArrayT)):
+        return ListT(carrier(t.elem))
+    if isinstance(t, OptionT):
+        return OptionT(carrier(t.elem))
+    if isinstance(t, ProdT):
+        return ProdT(carrier(t.fst), carrier(t.snd))
+    if isinstance(t, Scalar) and t.name == "UInt8":
+        return Scalar("Int")
+    return t
+
+
+def signature_difference(source: Task, target: Task) -> str | None:
+    """Why the two signatures cannot carry values, or ``None`` when they can."""
+    a, b = source.signature, target.signature
+    if len(a.params) != len(b.params):
+        return f"{len(a.params)} parameters vs {len(b.params)}"
+    for p, q in zip(a.params, b.params, strict=True):
+        if carrier(p.type) != carrier(q.type):
+            return f"parameter {p.name}: {p.type_text} vs {q.name}: {q.type_text}"
+    if carrier(a.return_type) != carrier(b.return_type):
+        return f"return type {a.return_text} vs {b.return_text}"
+    return None
+
+
+@dataclass(frozen=True)
+class PortFinding:
+    task: str
+    row: str  # e.g. "test[3]", "test[3].unexpected[1]", "reject[0]"
+    check: str
+    detail: str
+
+    def to_json(self) -> dict[str, str]:
+        return {"task": self.task, "row": self.row, "check": self.check, "detail": self.detail}
+
+
+@dataclass
+class PortReport:
+    tasks: int = 0
+    ported_tasks: int = 0
+    skipped: dict[str, str] = field(default_factory=dict)
+    carried: dict[str, int] = field(default_factory=lambda: {"pairs": 0, "unexpected": 0,
+                                                             "rejects": 0})
+    kept: dict[str, int] = field(default_factory=lambda: {"pairs": 0, "unexpected": 0,
+                                                          "rejects": 0})
+    undecided: int = 0
+    findings: list[PortFinding] = field(default_factory=list)
+    unrepresentable: list[PortFinding] = field(default_factory=list)
+    processes: int = 0
+    seconds: float = 0.0
+
+    def disagreeing_tasks(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for f in self.findings:
+            out[f.task] = out.get(f.task, 0) + 1
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "tasks": self.tasks, "ported_tasks": self.ported_tasks, "skipped": self.skipped,
+            "carried": self.carried, "kept": self.kept, "undecided_checks": self.undecided,
+            "disagreeing_tasks": self.disagreeing_tasks(),
+            "disagreements": [f.to_json() for f in self.findings],
+            "unrepresentable": [f.to_json() for f in self.unrepresentable],
+            "backend_processes": self.processes, "seconds": round(self.seconds, 3),
+        }
+
+
+def _representable(target: Task, value: Any, t: LeanType) -> bool:
+    from veriscale.backends.language import has_plugin, language_of, plugin_for
+
+    if check(t, value) is not None:
+        return False
+    lang = language_of(target)
+    if has_plugin(lang):
+        try:
+            plugin_for(lang).render_value(t, value)
+        except ValueError:
+            return False
+    return True
+
+
+def carry(source: Task, target: Task) -> tuple[Task, list[PortFinding]]:
+    """``target`` with ``source``'s rows (only values the target language can hold)."""
+    sig = target.signature
+    lost: list[PortFinding] = []
+
+    def fits(inp: Input) -> bool:
+        return all(_representable(target, v, p.type) for p, v in zip(sig.params, inp,
+                                                                        strict=True))
+
+    tests: list[TestCase] = []
+    for i, case in enumerate(source.tests):
+        if not fits(case.input) or not _representable(target, case.expected, sig.return_type):
+            lost.append(PortFinding(source.id, f"test[{i}]", "representable",
+                                    "a value has no literal in the target language"))
+            continue
+        unexpected = [u for u in case.unexpected if _representable(target, u, sig.return_type)]
+        tests.append(TestCase(case.input, case.expected, unexpected, case.provenance))
+    rejects = [r for r in source.reject_inputs if fits(r)]
+    return replace(target, tests=tests, reject_inputs=rejects), lost
+
+
+def audit(backend: Backend, tasks: Sequence[Task], report: PortReport) -> list[Task]:
+    """Re-check carried rows against each target's ground truth; keep the agreeing ones."""
+    cls_jobs = [(t, [c.input for c in t.tests] + list(t.reject_inputs)) for t in tasks]
+    post_jobs = [(t, None, [(c.input, o) for c in t.tests for o in (c.expected, *c.unexpected)])
+                 for t in tasks]
+    run_jobs = [(t, None, [c.input for c in t.tests]) for t in tasks]
+    classified, verdicts, outcomes = _answer(backend, cls_jobs, post_jobs, run_jobs)
+    out: list[Task] = []
+    for task, labels, posts, outs in zip(tasks, classified, verdicts, outcomes, strict=True):
+        n = len(task.tests)
+        kept_tests: list[TestCase] = []
+        k = 0
+        for i, case in enumerate(task.tests):
+            row_ok = True
+            checks = [("precondition accepts the input", precond_verdict(labels[i], Label.EXPECTED)),
+                      ("postcondition accepts the expected output", postcond_verdict(posts[k], True)),
+                      ("reference reproduces the expected output",
+                       reference_verdict(task.signature.return_type, outs[i], case.expected))]
+            for name, (verdict, why) in checks:
+                report.undecided += verdict not in (AGREE, DISAGREE)
+                if verdict == DISAGREE:
+                    row_ok = False
+                    report.findings.append(PortFinding(task.id, f"test[{i}]", name, why))
+            kept_unexpected = []
+            for j, u in enumerate(case.unexpected):
+                verdict, why = postcond_verdict(posts[k + 1 + j], False)
+                report.undecided += verdict not in (AGREE, DISAGREE)
+                if verdict == DISAGREE:
+                    report.findings.append(PortFinding(
+                        task.id, f"test[{i}].unexpected[{j}]",
+                        "postcondition rejects the unexpected output", f"{why}: {u!r}"))
+                else:
+                    kept_unexpected.append(u)
+            k += 1 + len(case.unexpected)
+            if row_ok:
+                kept_tests.append(TestCase(case.input, case.expected, kept_unexpected,
+                                           case.provenance))
+        kept_rejects = []
+        for j, inp in enumerate(task.reject_inputs):
+            verdict, why = precond_verdict(labels[n + j], Label.UNEXPECTED)
+            report.undecided += verdict not in (AGREE, DISAGREE)
+            if verdict == DISAGREE:
+                report.findings.append(PortFinding(task.id, f"reject[{j}]",
+                                                   "precondition rejects the input", why))
+            else:
+                kept_rejects.append(inp)
+        report.kept["pairs"] += len(kept_tests)
+        report.kept["unexpected"] += sum(len(c.unexpected) for c in kept_tests)
+        report.kept["rejects"] += len(kept_rejects)
+        out.append(replace(task, tests=kept_tests, reject_inputs=kept_rejects))
+    return out
+
+
+def write_task(task: Task, path: Path) -> None:
+    from veriscale.benchmark import python_format, verina
+
+    writer: Any = python_format if task.python is not None else verina
+    if task.coq is not None:
+        from veriscale.backends.coq import format as writer
+    writer.write_task_dir(task, path)
+
+
+def port_suite(suite_dir: Path, tasks_dir: Path, out_dir: Path | None, backend_name: str,
+               **backend_options: Any) -> PortReport:
+    from veriscale.backends.registry import make_backend
+    from veriscale.benchmark.loader import load_benchmark
+    from veriscale.pipeline.suites import write_suite
+
+    start = time.perf_counter()
+    sources, _ = load_benchmark(Path(suite_dir))
+    targets, _ = load_benchmark(Path(tasks_dir))
+    by_id = {t.id: t for t in sources}
+    report = PortReport(tasks=len(targets))
+    carried: list[Task] = []
+    for target in targets:
+        source = by_id.get(target.id)
+        if source is None:
+            report.skipped[target.id] = "no task with this id in the suite"
+            continue
+        why = signature_difference(source, target)
+        if why:
+            report.skipped[target.id] = f"signatures differ: {why}"
+            continue
+        task, lost = carry(source, target)
+        report.unrepresentable.extend(lost)
+        report.carried["pairs"] += len(task.tests)
+        report.carried["unexpected"] += sum(len(c.unexpected) for c in task.tests)
+        report.carried["rejects"] += len(task.reject_inputs)
+        carried.append(task)
+    report.ported_tasks = len(carried)
+    backend = make_backend(backend_name, **backend_options)
+    try:
+        kept = audit(backend, carried, report)
+        report.processes = backend.stats.processes
+    finally:
+        backend.close()
+    if out_dir is not None:
+        write_suite(Path(out_dir), kept)
+    report.seconds = time.perf_counter() - start
+    return report
