@@ -5,12 +5,15 @@ Every test asserts what is kept, what is recorded and what is asked again.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from llm_fake_server import FakeOpenAI, Reply, system_prompt, user_prompt
 
 from veriscale.benchmark.model import Signature, Task
@@ -26,6 +29,7 @@ from veriscale.llm.client import (
 )
 from veriscale.llm.config import load_llm_config
 from veriscale.llm.parsers import (
+    ParseError,
     parse_adversaries,
     parse_decomposition,
     parse_inputs,
@@ -478,3 +482,18 @@ def test_transport_settings_do_not_change_the_result_settings() -> None:
     for change in ({"temperature": 0.9}, {"roles": {"spec": ["a"]}}, {"max_tokens": 10},
                    {"reasoning_effort": "high"}, {"parse_attempts": 1}):
         assert load_llm_config({**base, **change}).result_settings() != ref, change
+
+
+def test_prose_apostrophes_do_not_hide_comments() -> None:
+    text = ("Here's what I'd propose:\n[\n  // valid\n  {\"input\": {\"xs\": [1]}},\n"
+            "  {'input': {'xs': [2]}}\n]")
+    assert parse_inputs(text, SIG).inputs == [((1,),), ((2,),)]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet="[]{}\"',:#/*<>think 0123456789xsinput\n`\\", max_size=120))
+def test_reading_seeds_never_raises_anything_but_parse_error(text: str) -> None:
+    answer, _ = split_reasoning(text)
+    assert split_reasoning(answer)[0] == answer  # setting reasoning aside is idempotent
+    with contextlib.suppress(ParseError):
+        parse_inputs(text, SIG)

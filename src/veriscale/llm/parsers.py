@@ -152,7 +152,7 @@ def _clean_json(text: str) -> str:
                 quote = ""
             i += 1
             continue
-        if c in "\"'":
+        if c == '"' or (c == "'" and _opens_literal(out)):
             quote = c
             out.append(c)
             i += 1
@@ -175,6 +175,15 @@ def _clean_json(text: str) -> str:
             out.append(c)
             i += 1
     return "".join(out)
+
+
+def _opens_literal(before: list[str]) -> bool:
+    """A ``'`` opens a Python string only after ``[ { , : (``; after a letter it is an
+    apostrophe in prose ("Here's the list"), which must not swallow what follows."""
+    for ch in reversed(before):
+        if not ch.isspace():
+            return ch in "[{,:("
+    return True
 
 
 def _balanced_end(text: str, start: int) -> int:
