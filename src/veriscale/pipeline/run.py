@@ -129,6 +129,8 @@ class Pipeline:
                 seed=self.config.seed,
                 cache_path=self.rd.root / "llm_cache.sqlite",
             )
+            if hasattr(self._provider, "notify"):  # LLM warnings go to the run's console
+                self._provider.notify = lambda m: self.console.print(f"[bold red]LLM:[/] {m}")
         return self._provider
 
     def load(self) -> None:
