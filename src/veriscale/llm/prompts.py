@@ -28,11 +28,23 @@ def _msgs(system: str, user: str) -> list[Message]:
     return [{"role": "system", "content": system.strip()}, {"role": "user", "content": user.strip()}]
 
 
+def _plugin(task: Task):
+    from veriscale.backends.language import has_plugin, plugin_for
+
+    return plugin_for(task) if has_plugin(S.language(task)) else None
+
+
 def _lang_name(task: Task) -> str:
+    plugin = _plugin(task)
+    if plugin is not None:
+        return plugin.display_name
     return "Python" if S.language(task) == "python" else "Lean 4"
 
 
 def _fence(task: Task) -> str:
+    plugin = _plugin(task)
+    if plugin is not None:
+        return plugin.code_fence()
     return "python" if S.language(task) == "python" else "lean"
 
 
@@ -192,7 +204,13 @@ def spec_messages(task: Task, input_model: str, output_model: str) -> list[Messa
     lang = _lang_name(task)
     fence = _fence(task)
     comment = "#" if fence == "python" else "--"
-    if fence == "python":
+    pre_line, post_line = f"{comment} {SPEC_PRE_MARKER}", f"{comment} {SPEC_POST_MARKER}"
+    plugin = _plugin(task)
+    if plugin is not None:
+        parts = plugin.prompt_parts(task)
+        pre_sig, post_sig, extra = parts["pre_sig"], parts["post_sig"], parts["rules"]
+        pre_line, post_line = parts["pre_marker"], parts["post_marker"]
+    elif fence == "python":
         pre_sig, post_sig = S.python_precond_header(sig), S.python_postcond_header(sig)
         extra = (
             "Write plain Python using only the standard library. Arguments arrive as plain "
@@ -220,9 +238,9 @@ Instructions:
 
 Answer strictly in this form, one code block:
 ```{fence}
-{comment} {SPEC_PRE_MARKER}
+{pre_line}
 <helpers for the precondition, if any, then the precondition>
-{comment} {SPEC_POST_MARKER}
+{post_line}
 <helpers for the postcondition, if any, then the postcondition>
 ```
 """
@@ -275,8 +293,27 @@ def adversary_messages(task: Task, spec: Spec, count: int = 5) -> list[Message]:
     fence = _fence(task)
     lang = _lang_name(task)
     comment = "#" if fence == "python" else "--"
-    pre, post = spec_text(task, spec)
-    if fence == "python":
+    plugin = _plugin(task)
+    marker = f"{comment} {ADVERSARY_MARKER} {{i}}"
+    if plugin is not None:
+        parts = plugin.prompt_parts(task)
+        s = task.coq if task.coq is not None else None
+        pre = post = ""
+        if s is not None:
+            pre_body = spec.precond if spec.precond is not None else s.precond
+            post_body = spec.postcond if spec.postcond is not None else s.postcond
+            pre_aux = spec.precond_aux if spec.precond is not None else s.precond_aux
+            post_aux = spec.postcond_aux if spec.postcond is not None else s.postcond_aux
+            pre = f"{pre_aux.strip()}\n\n{parts['pre_sig']}\n  {pre_body.strip()}.".strip()
+            post = f"{post_aux.strip()}\n\n{parts['post_sig']}\n  {post_body.strip()}.".strip()
+        impl_sig, forbidden = parts["impl_sig"], parts["rules"]
+        loopholes, strategies = parts["loopholes"], parts["strategies"]
+        marker = parts["adversary_marker"]
+    else:
+        pre, post = spec_text(task, spec)
+    if plugin is not None:
+        pass  # the plug-in gave every language part above
+    elif fence == "python":
         impl_sig = S.python_code_header(sig)
         forbidden = _PY_FORBIDDEN
         loopholes = (
@@ -330,9 +367,9 @@ Instructions:
 
 Answer strictly in this form, one code block:
 ```{fence}
-{comment} {ADVERSARY_MARKER} 1
+{marker.format(i=1)}
 <implementation 1>
-{comment} {ADVERSARY_MARKER} 2
+{marker.format(i=2)}
 <implementation 2>
 ...
 ```

@@ -342,7 +342,11 @@ class LLMProvider:
                 origin = f"llm:{endpoint.model}"
 
                 def parse(text: str, truncated: bool) -> Spec:
-                    if lang == "python":
+                    from veriscale.backends.language import has_plugin, plugin_for
+
+                    if has_plugin(lang):
+                        spec = plugin_for(lang).parse_spec_answer(text, task, origin)
+                    elif lang == "python":
                         spec = parse_python_spec(text, task.signature, origin,
                                                  truncated=truncated)
                     else:
@@ -388,10 +392,19 @@ class LLMProvider:
                 origin = f"llm:{endpoint.model}"
 
                 def parse(text: str, truncated: bool) -> Any:
-                    parsed = parse_adversaries(
-                        text, task.signature, lang, origin=origin, target_spec=spec.id,
-                        truncated=truncated,
-                    )
+                    from veriscale.backends.language import has_plugin, plugin_for
+
+                    if has_plugin(lang):
+                        impls, bad = plugin_for(lang).parse_adversary_answer(
+                            text, task, origin, spec.id)
+                        from veriscale.llm.parsers import ParsedAdversaries
+
+                        parsed = ParsedAdversaries(impls, bad)
+                    else:
+                        parsed = parse_adversaries(
+                            text, task.signature, lang, origin=origin, target_spec=spec.id,
+                            truncated=truncated,
+                        )
                     safe = []
                     for impl in parsed.implementations:
                         why = untrusted_problem(impl.code, lang)

@@ -1,0 +1,64 @@
+"""The Coq parts of the LLM layer: prompts, answer parsers, offline red team, weakenings."""
+
+from __future__ import annotations
+
+from test_coq_backend import make_task
+
+from veriscale.backends.coq.lexer import split_conjuncts
+from veriscale.backends.coq.plugin import (
+    COQ,
+    adversary_templates,
+    parse_adversary_answer,
+    parse_spec_answer,
+    weakened_postconditions,
+)
+from veriscale.backends.language import plugin_for
+from veriscale.llm import prompts
+from veriscale.llm.offline import flawed_specs, offline_adversaries
+
+
+def test_conjuncts_split_only_at_top_level():
+    assert split_conjuncts("(a && b) && c") == ["(a && b)", "c"]
+    assert split_conjuncts("a && b || c") == ["a && b || c"]
+    assert split_conjuncts("a && if c then x && y else z") == ["a", "if c then x && y else z"]
+    assert split_conjuncts('(* && *) a && (String.eqb "&&" s)') == ["a", '(String.eqb "&&" s)']
+
+
+def test_offline_red_team_and_weakenings_for_coq():
+    task = make_task(postcond="(result =? x + 1) && (0 <? result)")
+    assert plugin_for(task) is COQ
+    strategies = {t.strategy for t in adversary_templates(task)}
+    assert {"constant-return", "input-echo", "edge-case", "near-miss"} <= strategies
+    assert all(COQ.screen(t.code) is None for t in adversary_templates(task))
+    assert [w.label for w in weakened_postconditions(task)] == ["drop:1", "drop:2", "drop-all"]
+    assert len(flawed_specs(task)) == 3
+    result = offline_adversaries(task)
+    assert result.implementations and not result.rejected
+
+
+def test_prompts_speak_coq_with_its_forbidden_constructs():
+    task = make_task()
+    system = prompts.spec_messages(task, "a. x : Z", "a. res : Z")[0]["content"]
+    assert "Coq" in system and "```coq" in system and "Admitted" in system
+    assert "(* Precondition Implementation *)" in system
+    [sys_msg, user] = prompts.adversary_messages(task, flawed_specs(task)[0], 2)
+    assert "(* Adversarial Implementation 1 *)" in sys_msg["content"]
+    assert "Definition inc (x : Z) : Z :=" in user["content"]
+
+
+def test_answers_are_parsed():
+    task = make_task()
+    answer = """```coq
+(* Precondition Implementation *)
+Definition inc_precond (x : Z) : bool := 0 <=? x.
+(* Postcondition Implementation *)
+Definition helper (x : Z) : Z := x + 1.
+Definition inc_postcond (x : Z) (result : Z) : bool := result =? helper x.
+```"""
+    spec = parse_spec_answer(answer, task, "llm:m")
+    assert spec.precond == "0 <=? x" and spec.postcond == "result =? helper x"
+    assert "helper" in spec.postcond_aux and spec.id
+    impls, bad = parse_adversary_answer(
+        "```coq\n(* Adversarial Implementation 1 *)\nDefinition inc1 (x : Z) : Z := 0.\n"
+        "(* Adversarial Implementation 2 *)\nno code here\n```", task, "llm:m", "s")
+    assert [i.code for i in impls] == ["Definition inc (x : Z) : Z := 0."] and len(bad) == 1
