@@ -313,10 +313,13 @@ class CoqBackend:
             raise ValueError(f"{task.id}: task.v has no {which} definition")
         return source[start:m.end()]
 
-    def _spec_text(self, task: Task) -> str:
+    def _spec_text(self, task: Task, fn: str) -> str:
+        """The text evaluating ``fn`` (a pre- or postcondition name) may run."""
         s = self._sections(task)
-        return "\n".join((s.task_aux, s.solution_aux, s.precond_aux, s.precond, s.postcond_aux,
-                          s.postcond))
+        own = (s.precond_aux, s.precond) if "_precond" in fn else (s.postcond_aux, s.postcond)
+        if fn.endswith("_dec"):  # the bool twin lives in the aux section
+            own = (own[0],)
+        return "\n".join((s.task_aux, s.solution_aux, *own))
 
     def _binders(self, task: Task) -> str:
         return " ".join(f"({p.name} : {p.type_text})" for p in task.signature.params)
@@ -423,7 +426,7 @@ class CoqBackend:
         """``results[i]`` becomes a (Verdict, detail) once the unit has run."""
         if spec is None or (spec.precond is None and spec.postcond is None):
             context, why, trusted = self._gt_context(task), None, True
-            big = big_nat_literal(self._spec_text(task), self.nat_bound)
+            big = big_nat_literal(self._spec_text(task, fn or ""), self.nat_bound)
             if big is not None:
                 why_fn, fn = (f"unsupported: the specification holds the nat literal {big}, "
                               f"above the bound {self.nat_bound} (not evaluated)"), None
