@@ -62,3 +62,18 @@ Definition inc_postcond (x : Z) (result : Z) : bool := result =? helper x.
         "```coq\n(* Adversarial Implementation 1 *)\nDefinition inc1 (x : Z) : Z := 0.\n"
         "(* Adversarial Implementation 2 *)\nno code here\n```", task, "llm:m", "s")
     assert [i.code for i in impls] == ["Definition inc (x : Z) : Z := 0."] and len(bad) == 1
+
+
+def test_seeds_and_mutants_stay_inside_the_nat_bound():
+    from veriscale.backends.coq.plugin import NAT_BOUND
+    from veriscale.expansion.mutation import MutationConfig, mutate_inputs
+    from veriscale.pipeline.stages import _language_filter
+
+    task = make_task(name="idn", params=(("n", "nat"), ("z", "Z")), ret="nat", precond="true",
+                     code="n", postcond="Nat.eqb result n")
+    accept = _language_filter(task)
+    assert accept((NAT_BOUND, 10**30)) and not accept((NAT_BOUND + 1, 0))
+    out = mutate_inputs(task.signature, [(900, 5), (3, 10**20)],
+                        MutationConfig(max_mutations_per_input=30, seed=1), accept)
+    assert out and all(n <= NAT_BOUND for n, _ in out)
+    assert any(abs(z) > 10**6 for _, z in out)  # Z keeps its large magnitudes

@@ -177,7 +177,7 @@ class CoqBackend:
 
     name = "coq"
 
-    def __init__(self, coqc: str = "coqc", timeout: float = 300.0, check_timeout: int = 20,
+    def __init__(self, coqc: str = "coqc", timeout: float = 300.0, check_timeout: int = 10,
                  memory_mb: int = 2048, nat_bound: int = 200_000, workers: int = 2,
                  max_checks_per_file: int = 1500, max_units_per_file: int = 60,
                  quickchick: bool = True, **_ignored: Any) -> None:
