@@ -60,3 +60,10 @@ def test_a_crash_is_infrastructure_and_unknown(fake: Path, tmp_path: Path) -> No
     rep = evaluate(be, [task], {task.id: [Candidate(task.id, 0, _impl("2 * x  -- DIE"))]})
     sample = rep.tasks[0].samples[0]
     assert sample.metrics["code"].lower is Score.UNKNOWN, sample
+
+
+def test_a_hanging_first_candidate_does_not_fail_the_next(fake: Path, tmp_path: Path) -> None:
+    be = _backend(fake, tmp_path, timeout=3)
+    task = _task()
+    got = be.compile_many([(task, _impl("2 * x  -- HANG"), None), (task, _impl("2 * x"), None)])
+    assert got[0] is not None and not got[0].startswith("compile") and got[1] is None, got

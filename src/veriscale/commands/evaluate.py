@@ -179,6 +179,11 @@ def _run_solutions(backend: Any, suite: tuple[str, list[Any]], solutions: Path,
     console.print(per_task)
     for issue in task_issues:
         console.print(f"[yellow]{issue}[/]")
+    notes = sorted({n.split("Plausible stage not run: ", 1)[-1] for t in report.tasks
+                    for smp in t.samples for n in smp.notes.values()})
+    for note in notes:
+        console.print(f"[yellow]note: some spec tests stayed unknown without VERINA's "
+                      f"Plausible stage: {note} (per metric in --json notes)[/]")
     console.print(f"wall time {report.wall_seconds:.2f} s (code {report.code_seconds:.2f} s, "
                   f"spec {report.spec_seconds:.2f} s), backend {report.backend}")
 

@@ -29,6 +29,7 @@ readings could differ.
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass
 
 # Tokens of Lean's core (Init) that take an interpolated string. ``m!`` is not here:
@@ -123,6 +124,7 @@ class _Lexer:
     def __init__(self, src: str) -> None:
         self.src = src
         self.n = len(src)
+        self.line_starts = [0] + [i + 1 for i, c in enumerate(src) if c == "\n"]
         self.tokens: list[Token] = []
         self.comments: list[tuple[int, int]] = []
         self.literals: list[tuple[int, int]] = []
@@ -130,10 +132,10 @@ class _Lexer:
 
     # -- positions
     def line_of(self, pos: int) -> int:
-        return self.src.count("\n", 0, pos) + 1
+        return bisect.bisect_right(self.line_starts, pos)
 
     def col_of(self, pos: int) -> int:
-        return pos - (self.src.rfind("\n", 0, pos) + 1)
+        return pos - self.line_starts[self.line_of(pos) - 1]
 
     def fail(self, message: str, pos: int) -> LexError:
         return LexError(message, self.line_of(pos))
@@ -222,7 +224,9 @@ class _Lexer:
 
     def second_reading(self, start: int, end: int) -> None:
         """Read ``src[start:end]`` as an interpolated string too; refuse a different end."""
-        other = _Lexer(self.src)
+        other = _Lexer.__new__(_Lexer)
+        other.src, other.n, other.line_starts = self.src, self.n, self.line_starts
+        other.tokens, other.comments, other.literals, other.embedded = [], [], [], []
         try:
             got = other.interpolated(start)
         except LexError:
