@@ -53,6 +53,7 @@ from typing import Any
 from veriscale.backends.base import (
     BackendStats,
     Classification,
+    FailureKind,
     Implementation,
     Label,
     Outcome,
@@ -586,7 +587,13 @@ class LeanBackend:
         kernel = self.kernel
 
         def finish(out: CheckOutput) -> Outcome:
-            return value_outcome(out, ret, kernel)
+            got = value_outcome(out, ret, kernel)
+            if impl is None and got.kind is FailureKind.COMPILE:
+                # The ground truth builds where it was written: here, this Lean cannot
+                # run it (another version, a missing library), which says nothing of it.
+                return Outcome(False, error="unsupported: the reference does not build here: "
+                               + got.error.split(":", 1)[1].strip())
+            return got
 
         return self._plan_items(
             variant, inputs,
