@@ -10,12 +10,12 @@ from typing import Any
 from veriscale.backends.base import BackendStats, Implementation, Outcome, Spec, Verdict
 from veriscale.benchmark.model import Input, Signature, Task
 from veriscale.expansion.adversarial import (
-    AdversarialConfig,
     Decision,
     decide,
     outputs_differ,
     synthesize,
 )
+from veriscale.pipeline.config import AdversarySettings, load_config
 from veriscale.values import parse_type
 
 SIG = Signature.from_json({
@@ -102,16 +102,14 @@ def test_outputs_differ_uses_lean_equality() -> None:
 
 
 def test_config_from_pipeline_settings() -> None:
-    from veriscale.pipeline.config import AdversarySettings
-
-    cfg = AdversarialConfig.from_settings(AdversarySettings(max_adver_impl=3,
-                                                            require_flawed_acceptance=True))
-    assert cfg.per_spec == 3 and cfg.require_flawed_spec_acceptance
-    assert AdversarialConfig.from_settings({"max_specs": 2}).max_specs == 2
-    assert AdversarialConfig.from_settings(None) == AdversarialConfig()
+    # one name per knob, from the TOML to the stage: the stage reads the settings
+    cfg = load_config(None, adversaries={"max_adver_impl": 3,
+                                         "require_flawed_acceptance": True}).adversaries
+    assert isinstance(cfg, AdversarySettings)
+    assert cfg.max_adver_impl == 3 and cfg.require_flawed_acceptance
 
 
-def run(config: AdversarialConfig | None = None, specs: dict | None = None, **kw: Any):
+def run(config: AdversarySettings | None = None, specs: dict | None = None, **kw: Any):
     specs = specs if specs is not None else {"spec-pos": lambda xs, out: out >= 0}
     backend = ToyBackend(IMPLS, gt, specs)
     advs = [impl(c) for c in [*IMPLS, "first", "broken"]]  # a duplicate and a non-compiling one
@@ -165,10 +163,10 @@ def test_gt_accepted_alternatives_are_not_kept() -> None:
 
 
 def test_require_flawed_acceptance_filters() -> None:
-    result, _ = run(AdversarialConfig(require_flawed_spec_acceptance=True))
+    result, _ = run(AdversarySettings(require_flawed_acceptance=True))
     assert result.unexpected == [[0, 1], [0], []]
     assert result.counts["discarded_no_flawed_acceptance"] == 1
-    result, _ = run(AdversarialConfig(require_flawed_spec_acceptance=True), specs={})
+    result, _ = run(AdversarySettings(require_flawed_acceptance=True), specs={})
     assert result.counts["unexpected_kept"] == 0
 
 

@@ -175,15 +175,15 @@ def test_task_without_candidates_counts_zero() -> None:
 
 
 class Batching(Scripted):
-    """A backend with ``<op>_many``: the harness must use it for several candidates."""
+    """A backend with the batch capability: the harness must use it for several candidates."""
 
-    def run_many(self, jobs: list[tuple[Any, ...]]) -> list[list[Outcome]]:
-        self.calls.append(f"run_many:{len(jobs)}")
-        return [self.run(*j) for j in jobs]
-
-    def compile_many(self, jobs: list[tuple[Any, ...]]) -> list[str | None]:
-        self.calls.append(f"compile_many:{len(jobs)}")
-        raise RuntimeError("whole batch lost")
+    def evaluate_many(self, requests: list[tuple[str, tuple[Any, ...]]]) -> list[list[Any]]:
+        ops = sorted({op for op, _ in requests})
+        self.calls.append(f"evaluate_many:{'+'.join(ops)}:{len(requests)}")
+        if "compile" in ops and len(requests) > 1:
+            raise RuntimeError("whole batch lost")
+        return [[self.compile(*args)] if op == "compile" else getattr(self, op)(*args)
+                for op, args in requests]
 
 
 def test_batched_calls_and_isolation() -> None:
@@ -193,17 +193,18 @@ def test_batched_calls_and_isolation() -> None:
     cands = [cand(pre=False, post=False, sample=i) for i in range(3)]
     cands.append(Candidate("t", 3, Implementation("broken")))
     rep = evaluate(be, [task], {"t": cands})
-    # compile_many raised: retried job by job; the broken one fails alone
-    assert be.calls.count("compile_many:4") == 1 and be.calls.count("compile") == 4
-    assert "run_many:3" in be.calls
+    # the compile batch raised: retried request by request; the broken one fails alone
+    assert be.calls.count("evaluate_many:compile:4") == 1
+    assert be.calls.count("evaluate_many:compile:1") == 4
+    assert "evaluate_many:run:3" in be.calls
     verdicts = [s.metrics["code"].lower for s in rep.tasks[0].samples]
     assert verdicts == [P, P, P, F]
 
 
-def test_call_many_reports_per_job_failures() -> None:
-    from veriscale.evaluation.harness import BackendFailure, call_many
+def test_dispatch_turns_a_raising_backend_into_unknowns() -> None:
+    from veriscale.backends import dispatch
 
     be = good_backend(raise_on="pre")
-    out = call_many(be, "precondition_holds", [(make_task(), None, [(1,)])] * 2)
-    assert all(isinstance(o, BackendFailure) for o in out)
-    assert call_many(be, "run", []) == []
+    out = dispatch.many(be, "precondition_holds", [(make_task(), None, [(1,), (2,)])] * 2)
+    assert out == [[Verdict.UNKNOWN] * 2] * 2
+    assert dispatch.many(be, "run", []) == []

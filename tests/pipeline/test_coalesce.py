@@ -51,10 +51,19 @@ def test_calls_of_all_tasks_share_batches():
 
 
 def test_one_poisoned_task_fails_alone():
+    """The batch raised: the dispatcher retries request by request, and the poisoned
+    task gets infrastructure failures (UNKNOWN), not the others' answers or theirs."""
     oracle = BatchingOracle()
-    results = coalesced_map(oracle, per_task, ["a", "poison", "b"])
-    assert isinstance(results[1], RuntimeError)
+    seen = {}
+
+    def keep_outcomes(task, backend):
+        seen[task] = backend.run(task, None, [1, 2, 3])
+        return per_task(task, backend)
+
+    results = coalesced_map(oracle, keep_outcomes, ["a", "poison", "b"])
     assert results[0] == results[2] == ([2, 4, 6], [True, False, False])
+    assert all(o.inconclusive and o.error.startswith("infrastructure:")
+               for o in seen["poison"])
 
 
 def test_tasks_finishing_at_different_rounds():

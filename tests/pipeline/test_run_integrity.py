@@ -118,3 +118,56 @@ def test_one_default_per_reduction_knob():
     assert ReductionSettings().keep_original is KEEP_ORIGINAL
     rows = [(0, {"a"}, 1, None, True), (1, {"a"}, 5, None, False)]
     assert reduce_pairs(rows, budget=1).selected == [0]  # the default keeps the original
+
+
+def rerun_resumed(good_run: Path, bundled_dir: Path, tmp_path: Path, **change) -> dict:
+    run = tmp_path / "run"
+    shutil.copytree(good_run, run)
+    settings = json.loads(json.dumps(SMALL))
+    for section, knobs in change.items():
+        settings.setdefault(section, {}).update(knobs)
+    result = run_pipeline(bundled_dir, run, RunConfig.model_validate(settings),
+                          console=Console(quiet=True))
+    assert result.errors == {}
+    return json.loads((run / "manifest.json").read_text())["resumed_tasks"]
+
+
+def test_a_changed_knob_redoes_only_the_stages_that_read_it(good_run, bundled_dir, tmp_path):
+    resumed = rerun_resumed(good_run, bundled_dir, tmp_path,
+                            adversaries={"require_flawed_acceptance": True})
+    n = len(TASKS)
+    assert resumed == {"candidates": n, "classify": n, "outputs": n, "adversaries": n,
+                       "unexpected": 0}
+
+
+def test_backend_options_are_in_the_adversaries_fingerprint(good_run, bundled_dir, tmp_path):
+    resumed = rerun_resumed(good_run, bundled_dir, tmp_path, backend_options={"timeout": 3.0})
+    assert resumed["candidates"] == len(TASKS)
+    assert resumed["classify"] == resumed["adversaries"] == resumed["unexpected"] == 0
+
+
+def test_oracle_cache_serves_a_rerun_and_counts(good_run, bundled_dir, tmp_path):
+    first = json.loads((good_run / "manifest.json").read_text())["oracle_cache"]
+    assert first["enabled"] and first["misses"] > 0
+    # a fresh run directory with the first run's cache: every oracle item is a hit
+    run = tmp_path / "again"
+    run.mkdir()
+    shutil.copy(good_run / "oracle_cache.sqlite", run / "oracle_cache.sqlite")
+    result = run_pipeline(bundled_dir, run, RunConfig.model_validate(SMALL),
+                          console=Console(quiet=True))
+    assert result.oracle_cache["misses"] == 0 and result.oracle_cache["hits"] > 0
+    assert tree(run / "plus") == tree(good_run / "plus")
+    # one knob changed: only the new candidates are asked
+    changed = json.loads(json.dumps(SMALL))
+    changed["mutation"]["max_candidates_per_task"] = 25
+    result = run_pipeline(bundled_dir, run, RunConfig.model_validate(changed),
+                          console=Console(quiet=True))
+    stats = result.oracle_cache
+    assert 0 < stats["misses"] < stats["hits"]
+
+
+def test_no_cache_asks_the_oracle(bundled_dir, tmp_path):
+    result = run_pipeline(bundled_dir, tmp_path / "r", RunConfig.model_validate(
+        {**SMALL, "tasks": ["vs_argmax"]}), console=Console(quiet=True), cache=False)
+    assert result.oracle_cache == {"enabled": False}
+    assert not (tmp_path / "r" / "oracle_cache.sqlite").exists()

@@ -82,7 +82,7 @@ def test_verdict_rules() -> None:
 
 
 class _BatchOnly:
-    """A backend double that only answers through the multi-task batch API."""
+    """A backend double whose per-task ``classify`` must not be used: it batches."""
 
     name = "double"
 
@@ -96,8 +96,14 @@ class _BatchOnly:
         self.batches.append(len(jobs))
         return [[Classification(Label.EXPECTED, "decide")] * len(inp) for _, inp in jobs]
 
+    def evaluate_many(self, requests):
+        classify = [args for op, args in requests if op == "classify"]
+        answers = iter(self.classify_many(classify) if classify else [])
+        return [next(answers) if op == "classify" else getattr(self, op)(*args)
+                for op, args in requests]
+
     def classify(self, task, inputs):  # pragma: no cover - must not be used
-        raise AssertionError("per-task classify called although classify_many exists")
+        raise AssertionError("per-task classify called although the backend batches")
 
     def postcondition_holds(self, task, spec, pairs):
         return [Verdict.UNKNOWN for _ in pairs]
@@ -167,3 +173,14 @@ def test_mixed_batch_api_is_used(tmp_path: Path) -> None:
     assert double.requests == [["classify"] * 2 + ["postcondition_holds"] * 2 + ["run"] * 2]
     assert report.checks["postcond_rejects_unexpected"].disagree == 6
     assert report.checks["reference_reproduces_expected"].agree == 2  # only 7 == 7
+
+
+def test_verify_reuses_the_oracle_cache(bundled_dir: Path, tmp_path: Path,
+                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("VERISCALE_ORACLE_CACHE", str(tmp_path / "oracle.sqlite"))
+    args = (str(bundled_dir), "--backend", "python", "--tasks", "vs_argmax,vs_divmod", "--json")
+    first = json.loads(_run(*args)[1])["oracle_cache"]
+    second = json.loads(_run(*args)[1])["oracle_cache"]
+    assert first["misses"] > 0 and first["hits"] == 0
+    assert second["hits"] == first["misses"] and second["misses"] == 0
+    assert json.loads(_run(*args, "--no-cache")[1])["oracle_cache"] == {"enabled": False}

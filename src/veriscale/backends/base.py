@@ -206,3 +206,39 @@ class Backend(Protocol):
 
     def close(self) -> None:
         """Release workers and processes."""
+
+
+OPERATIONS = (
+    "check_inputs", "classify", "run", "precondition_holds", "postcondition_holds", "compile",
+    "test_outputs",
+)
+"""The protocol's operations, by the names :class:`BatchBackend` requests use
+(``test_outputs`` only for an :class:`OutputTester`)."""
+
+Request = tuple[str, tuple[Any, ...]]
+"""``(operation, args)``: one protocol call, e.g. ``("classify", (task, inputs))``."""
+
+
+@runtime_checkable
+class BatchBackend(Protocol):
+    """The optional batch capability: many protocol calls, of mixed kinds and tasks, in
+    one call (WASM Lean pays a process start per call, so it wants them all at once).
+
+    ``evaluate_many`` returns one answer list per request, what the protocol method
+    would return (``compile``: a one-element list). Stages never call it directly:
+    :mod:`veriscale.backends.dispatch` is the one caller, and it guarantees one
+    result per item whatever the backend does.
+    """
+
+    def evaluate_many(self, requests: Sequence[Request]) -> list[list[Any]]:
+        """Answer every request; may raise (the dispatcher turns that into failures)."""
+
+
+@runtime_checkable
+class OutputTester(Protocol):
+    """The optional capability of comparing outputs in the backend's own language
+    (Lean's ``==``, as VERINA's code tests do) instead of as values here."""
+
+    def test_outputs(self, task: Task, impl: Implementation | None,
+                     pairs: Sequence[tuple[Input, Any]]) -> list[Outcome]:
+        """Per (input, expected): ``Outcome(True, value=<equal?>)``, or why not."""

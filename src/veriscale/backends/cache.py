@@ -13,18 +13,23 @@ from __future__ import annotations
 
 import hashlib
 import json
+import platform
 import sqlite3
 import threading
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from veriscale.backends.base import (
     Backend,
+    BackendStats,
     Classification,
+    FailureKind,
     Implementation,
     Label,
     Outcome,
+    Request,
     Spec,
     Verdict,
 )
@@ -80,113 +85,226 @@ def _key(*parts: Any) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()
 
 
+def oracle_identity(backend: Backend) -> str:
+    """Who answers: the backend, its runner (a Lean runner's ``identity()`` names the
+    toolchain) and the interpreter and VeriScale versions (the Python backend's
+    toolchain), so a different oracle never serves another's answers."""
+    from veriscale import __version__
+
+    runner = getattr(backend, "runner", None)  # the Lean backend's runner, if any
+    ident = runner.identity() if runner is not None and hasattr(runner, "identity") else ""
+    return f"{backend.name}|{ident}|python {platform.python_version()}|veriscale {__version__}"
+
+
+def _impl_key(impl: Implementation | None) -> Any:
+    if impl is None:
+        return None
+    return [impl.code, impl.imports] if impl.imports else impl.code
+
+
+def _spec_key(spec: Spec | None, *fields: str) -> Any:
+    return None if spec is None else [getattr(spec, f) for f in fields]
+
+
+def _settled(error: str | None, default: FailureKind) -> bool:
+    """A ``None`` or a failure that is the candidate's own (not a timeout, not the machine)."""
+    return error is None or not FailureKind.of_error(str(error), default).inconclusive
+
+
+@dataclass(frozen=True)
+class _Codec:
+    """How one operation's items are keyed, and its results stored and restored."""
+
+    extra: Callable[[tuple[Any, ...]], Any]  # the candidate: impl code / spec parts
+    items: Callable[[tuple[Any, ...]], Sequence[Any]]
+    item_key: Callable[[Task, Any], Any]
+    dump: Callable[[Task, Any], Any]
+    load: Callable[[Task, Any], Any]
+    cacheable: Callable[[Any], bool]
+
+
+def _enc_in(task: Task, inp: Any) -> Any:
+    return task.signature.encode_input(inp)
+
+
+def _enc_pair(task: Task, pair: Any) -> Any:
+    return [task.signature.encode_input(pair[0]), task.signature.encode_output(pair[1])]
+
+
+def _dump_outcome(task: Task, o: Outcome) -> Any:
+    return [o.ok, task.signature.encode_output(o.value) if o.ok else None, o.error]
+
+
+def _load_outcome(task: Task, d: Any) -> Outcome:
+    return Outcome(d[0], task.signature.decode_output(d[1]) if d[0] else None, d[2])
+
+
+_PRE = ("precond", "precond_aux", "imports")
+_POST = ("postcond", "postcond_aux", "precond", "precond_aux", "imports")
+_ALL = ("precond", "postcond", "precond_aux", "postcond_aux", "imports")
+
+CODECS: dict[str, _Codec] = {
+    "check_inputs": _Codec(
+        lambda a: None, lambda a: a[1], _enc_in, lambda t, v: v, lambda t, v: v,
+        lambda v: _settled(v, FailureKind.ILL_TYPED)),
+    "classify": _Codec(
+        lambda a: None, lambda a: a[1], _enc_in,
+        lambda t, c: [c.label.value, c.stage, c.detail],
+        lambda t, d: Classification(Label(d[0]), d[1], d[2]),
+        lambda c: c.label is not Label.UNKNOWN),
+    "run": _Codec(
+        lambda a: _impl_key(a[1]), lambda a: a[2], _enc_in,
+        _dump_outcome, _load_outcome, lambda o: not o.inconclusive),
+    "test_outputs": _Codec(  # value: did the output equal the expected one (a bool)
+        lambda a: _impl_key(a[1]), lambda a: a[2], _enc_pair,
+        lambda t, o: [o.ok, o.value if o.ok else None, o.error],
+        lambda t, d: Outcome(d[0], d[1], d[2]), lambda o: not o.inconclusive),
+    "precondition_holds": _Codec(
+        lambda a: _spec_key(a[1], *_PRE), lambda a: a[2], _enc_in,
+        lambda t, v: v.value, lambda t, d: Verdict(d), lambda v: v is not Verdict.UNKNOWN),
+    "postcondition_holds": _Codec(
+        lambda a: _spec_key(a[1], *_POST), lambda a: a[2], _enc_pair,
+        lambda t, v: v.value, lambda t, d: Verdict(d), lambda v: v is not Verdict.UNKNOWN),
+    "compile": _Codec(
+        lambda a: [_impl_key(a[1]), _spec_key(a[2], *_ALL)],
+        lambda a: [None], lambda t, _: None, lambda t, v: v, lambda t, v: v,
+        lambda v: _settled(v, FailureKind.COMPILE)),
+}
+
+
 class CachingBackend:
-    """Wraps a backend; same interface, answers served from an :class:`OracleCache`."""
+    """Wraps a backend; same interface and batch capability, answers served from an
+    :class:`OracleCache` keyed by oracle identity, task code, check and item.
+
+    Every call, single or batched, goes through :meth:`answer`: cached items are
+    answered from the store, and all the misses of all requests go to the inner
+    backend in one dispatched batch, so caching never costs a Lean file. Build it
+    with :func:`with_cache`, which keeps the inner backend's batch capability (and
+    adds none it lacks).
+    """
 
     def __init__(self, inner: Backend, cache: OracleCache, namespace: str = "") -> None:
         self.inner = inner
         self.cache = cache
         self.name = inner.name
-        self.namespace = namespace or inner.name
+        self.namespace = namespace or oracle_identity(inner)
 
     @property
-    def stats(self):
+    def stats(self) -> BackendStats:
         return self.inner.stats
 
-    def _cached(
-        self,
-        op: str,
-        task: Task,
-        extra: Any,
-        items: Sequence[Any],
-        item_key: Callable[[Any], Any],
-        compute: Callable[[list[Any]], list[Any]],
-        dump: Callable[[Any], Any],
-        load: Callable[[Any], Any],
-        cacheable: Callable[[Any], bool] = lambda _: True,
-    ) -> list[Any]:
-        base = (self.namespace, op, code_fingerprint(task), extra)
-        keys = [_key(base, item_key(it)) for it in items]
-        found = self.cache.get_many(keys)
-        missing = [i for i, k in enumerate(keys) if k not in found]
-        self.cache.hits += len(items) - len(missing)
-        self.cache.misses += len(missing)
-        results: list[Any] = [None] * len(items)
-        for i, k in enumerate(keys):
-            if k in found:
-                results[i] = load(found[k])
-        if missing:
-            fresh = compute([items[i] for i in missing])
-            store: dict[str, Any] = {}
-            for i, value in zip(missing, fresh, strict=True):
-                results[i] = value
-                if cacheable(value):
-                    store[keys[i]] = dump(value)
-            self.cache.put_many(store)
+    def answer(self, requests: Sequence[Request]) -> list[list[Any]]:
+        from veriscale.backends import dispatch
+
+        keyed: list[tuple[_Codec, Task, list[str]]] = []
+        for op, args in requests:
+            codec, task = CODECS[op], args[0]
+            base = (self.namespace, op, code_fingerprint(task), codec.extra(args))
+            keyed.append((codec, task, [_key(base, codec.item_key(task, it))
+                                        for it in codec.items(args)]))
+        found = self.cache.get_many([k for _, _, keys in keyed for k in keys])
+        results: list[list[Any]] = []
+        misses: list[tuple[int, list[int]]] = []
+        asks: list[Request] = []
+        for r, ((op, args), (codec, task, keys)) in enumerate(zip(requests, keyed, strict=True)):
+            row = [codec.load(task, found[k]) if k in found else None for k in keys]
+            todo = [i for i, k in enumerate(keys) if k not in found]
+            self.cache.hits += len(keys) - len(todo)
+            self.cache.misses += len(todo)
+            results.append(row)
+            if todo:
+                misses.append((r, todo))
+                asks.append((op, args) if op == "compile" or len(todo) == len(keys)
+                            else (op, (*args[:-1], [codec.items(args)[i] for i in todo])))
+        store: dict[str, Any] = {}
+        for (r, todo), fresh in zip(misses, dispatch.answer(self.inner, asks), strict=True):
+            codec, task, keys = keyed[r]
+            for i, value in zip(todo, fresh, strict=True):
+                results[r][i] = value
+                if codec.cacheable(value):
+                    store[keys[i]] = codec.dump(task, value)
+        self.cache.put_many(store)
         return results
 
+    def _one(self, op: str, *args: Any) -> list[Any]:
+        return self.answer([(op, args)])[0]
+
     def check_inputs(self, task: Task, inputs: Sequence[Input]) -> list[str | None]:
-        sig = task.signature
-        return self._cached(
-            "check_inputs", task, None, inputs, sig.encode_input,
-            lambda xs: self.inner.check_inputs(task, xs), lambda v: v, lambda v: v,
-        )
+        return self._one("check_inputs", task, inputs)
 
     def classify(self, task: Task, inputs: Sequence[Input]) -> list[Classification]:
-        sig = task.signature
-        return self._cached(
-            "classify", task, None, inputs, sig.encode_input,
-            lambda xs: self.inner.classify(task, xs),
-            lambda c: [c.label.value, c.stage, c.detail],
-            lambda d: Classification(Label(d[0]), d[1], d[2]),
-            lambda c: c.label is not Label.UNKNOWN,
-        )
+        return self._one("classify", task, inputs)
 
     def run(self, task: Task, impl: Implementation | None, inputs: Sequence[Input]) -> list[Outcome]:
-        sig = task.signature
-        extra = None if impl is None else (
-            [impl.code, impl.imports] if impl.imports else impl.code)
-        return self._cached(
-            "run", task, extra, inputs, sig.encode_input,
-            lambda xs: self.inner.run(task, impl, xs),
-            lambda o: [o.ok, sig.encode_output(o.value) if o.ok else None, o.error],
-            lambda d: Outcome(d[0], sig.decode_output(d[1]) if d[0] else None, d[2]),
-            lambda o: not o.inconclusive,
-        )
+        return self._one("run", task, impl, inputs)
 
     def precondition_holds(
         self, task: Task, spec: Spec | None, inputs: Sequence[Input]
     ) -> list[Verdict]:
-        sig = task.signature
-        extra = None if spec is None else [spec.precond, spec.precond_aux, spec.imports]
-        return self._cached(
-            "pre", task, extra, inputs, sig.encode_input,
-            lambda xs: self.inner.precondition_holds(task, spec, xs),
-            lambda v: v.value, Verdict, lambda v: v is not Verdict.UNKNOWN,
-        )
+        return self._one("precondition_holds", task, spec, inputs)
 
     def postcondition_holds(
         self, task: Task, spec: Spec | None, pairs: Sequence[tuple[Input, Any]]
     ) -> list[Verdict]:
-        sig = task.signature
-        extra = None if spec is None else [spec.postcond, spec.postcond_aux, spec.precond,
-                                           spec.precond_aux, spec.imports]
-        return self._cached(
-            "post", task, extra, pairs,
-            lambda p: [sig.encode_input(p[0]), sig.encode_output(p[1])],
-            lambda xs: self.inner.postcondition_holds(task, spec, xs),
-            lambda v: v.value, Verdict, lambda v: v is not Verdict.UNKNOWN,
-        )
+        return self._one("postcondition_holds", task, spec, pairs)
 
     def compile(self, task: Task, impl: Implementation | None = None,
                 spec: Spec | None = None) -> str | None:
-        return self.inner.compile(task, impl, spec)
+        return self._one("compile", task, impl, spec)[0]
+
+    def spec_error(self, task: Task, spec: Spec, which: str) -> str | None:
+        """The inner backend's message for a raising spec, when it keeps one."""
+        ask = getattr(self.inner, "spec_error", None)
+        return ask(task, spec, which) if callable(ask) else None
 
     def close(self) -> None:
         self.inner.close()
 
-    def __getattr__(self, name: str) -> Any:
-        # Multi-task batch methods (`*_many`) are not cached; pass them through.
-        if name.endswith("_many"):
-            raise AttributeError(name)
-        return getattr(self.inner, name)
+
+class _Batching:
+    """The batch capability, for a cache in front of a batching backend."""
+
+    def evaluate_many(self, requests: Sequence[Request]) -> list[list[Any]]:
+        return self.answer(requests)  # type: ignore[attr-defined]
+
+
+class _Testing:
+    """``test_outputs``, for a cache in front of a backend that compares outputs itself."""
+
+    def test_outputs(self, task: Task, impl: Implementation | None,
+                     pairs: Sequence[tuple[Input, Any]]) -> list[Outcome]:
+        return self.answer([("test_outputs", (task, impl, pairs))])[0]  # type: ignore[attr-defined]
+
+
+_VARIANTS: dict[tuple[bool, bool], type[CachingBackend]] = {
+    (batch, test): type("CachingBackend", ((_Batching,) if batch else ())
+                        + ((_Testing,) if test else ()) + (CachingBackend,), {})
+    for batch in (False, True) for test in (False, True)
+}
+
+
+def with_cache(inner: Backend, cache: OracleCache, namespace: str = "") -> CachingBackend:
+    """``inner`` behind ``cache``, with exactly the optional capabilities ``inner`` has
+    (batching, comparing outputs), so callers see the same backend, only faster."""
+    from veriscale.backends.base import BatchBackend, OutputTester
+
+    cls = _VARIANTS[(isinstance(inner, BatchBackend), isinstance(inner, OutputTester))]
+    return cls(inner, cache, namespace)
+
+
+def default_cache_path() -> Path:
+    """Where ``evaluate`` and ``verify`` keep oracle answers between invocations:
+    ``$VERISCALE_ORACLE_CACHE``, else ``$XDG_CACHE_HOME/veriscale/oracle.sqlite``."""
+    import os
+
+    if os.environ.get("VERISCALE_ORACLE_CACHE"):
+        return Path(os.environ["VERISCALE_ORACLE_CACHE"])
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return base / "veriscale" / "oracle.sqlite"
+
+
+def cache_summary(cache: OracleCache | None) -> dict[str, Any]:
+    """Hits and misses (items) for manifests and ``--json`` output."""
+    if cache is None:
+        return {"enabled": False}
+    return {"enabled": True, "path": str(cache.path), "hits": cache.hits, "misses": cache.misses}

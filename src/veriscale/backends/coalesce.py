@@ -17,18 +17,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from veriscale.backends.base import BackendStats
+from veriscale.backends import dispatch
+from veriscale.backends.base import BackendStats, BatchBackend
 
 T = TypeVar("T")
 R = TypeVar("R")
 
-OPERATIONS = (
-    "check_inputs", "classify", "run", "precondition_holds", "postcondition_holds", "compile",
-)
-
-
 def can_coalesce(backend: Any) -> bool:
-    return callable(getattr(backend, "evaluate_many", None))
+    """Only a backend with the batch capability gains from one call for many tasks."""
+    return isinstance(backend, BatchBackend)
 
 
 @dataclass
@@ -80,16 +77,11 @@ class _Hub:
         requests = [r for p in batch for r in p.requests]
         self.flushes += 1
         try:
-            answers = list(self.inner.evaluate_many(requests))
-        except Exception:
-            answers = None
-        if answers is None or len(answers) != len(requests):
-            # Fall back to one call per worker, so one poisoned request fails one task.
+            # one answer per request, failures as values (a poisoned request fails alone)
+            answers = dispatch.answer(self.inner, requests)
+        except BaseException as exc:  # e.g. an unknown operation: the callers' bug, raised
             for p in batch:
-                try:
-                    p.answers = list(self.inner.evaluate_many(p.requests))
-                except Exception as exc:
-                    p.error = exc
+                p.error = exc
                 p.done.set()
             return
         pos = 0
@@ -134,27 +126,6 @@ class CoalescingProxy:
 
     def compile(self, task, impl=None, spec=None):
         return self._one("compile", task, impl, spec)[0]
-
-    def _many(self, op: str, jobs: Sequence[tuple[Any, ...]]) -> list[list[Any]]:
-        return self._hub.submit([(op, tuple(j)) for j in jobs])
-
-    def check_inputs_many(self, jobs):
-        return self._many("check_inputs", jobs)
-
-    def classify_many(self, jobs):
-        return self._many("classify", jobs)
-
-    def run_many(self, jobs):
-        return self._many("run", jobs)
-
-    def precondition_holds_many(self, jobs):
-        return self._many("precondition_holds", jobs)
-
-    def postcondition_holds_many(self, jobs):
-        return self._many("postcondition_holds", jobs)
-
-    def compile_many(self, jobs):
-        return [r[0] for r in self._many("compile", jobs)]
 
     def close(self) -> None:  # the real backend is closed by its owner
         pass

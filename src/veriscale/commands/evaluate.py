@@ -87,11 +87,14 @@ def _load(suite: Path, tasks: tuple[str, ...], console: Console, quiet: bool
               help="At most this many mutants per task and kind (code, precond, postcond).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of tables.")
 @executor_options
+@click.option("--no-cache", "no_cache", is_flag=True,
+              help="Ask the oracle again instead of reusing the oracle cache "
+              "($VERISCALE_ORACLE_CACHE or ~/.cache/veriscale/oracle.sqlite).")
 def evaluate_command(suites: tuple[Path, ...], solutions: Path | None, mutants: bool,
                      backend_name: str | None, runner: str | None, timeout: float | None,
                      backend_opts: tuple[str, ...], ks_text: str, tasks: tuple[str, ...],
                      seed: int, max_mutants: int, as_json: bool, executor: str | None,
-                     ray_address: str | None) -> None:
+                     ray_address: str | None, no_cache: bool) -> None:
     """Score SOLUTIONS on SUITE (VERINA semantics, pass@k with lower/upper bounds), or with
     --mutants the discriminative power of each SUITE."""
     console = Console(stderr=as_json)
@@ -117,23 +120,37 @@ def evaluate_command(suites: tuple[Path, ...], solutions: Path | None, mutants: 
     options = _backend_options(runner, backend_opts)
     if timeout is not None:
         options["timeout"] = timeout
+    from veriscale.backends.cache import OracleCache, default_cache_path, with_cache
+
     units = executor_from_cli(executor, ray_address)
     backend = make_backend(name, executor=units, **options)
+    cache = None if no_cache else OracleCache(default_cache_path())
+    oracle = backend if cache is None else with_cache(backend, cache)
     try:
         if mutants:
-            _run_mutants(backend, loaded, seed, max_mutants, console, as_json)
+            _run_mutants(oracle, loaded, seed, max_mutants, console, as_json, cache)
         else:
             assert solutions is not None
-            _run_solutions(backend, loaded[0], solutions, ks, console, as_json, load_issues)
+            _run_solutions(oracle, loaded[0], solutions, ks, console, as_json, cache,
+                           load_issues)
     finally:
         try:
             backend.close()
         finally:
             units.close()
+            if cache is not None:
+                cache.close()
+
+
+def _emit_json(data: dict[str, Any], cache: Any) -> None:
+    from veriscale.backends.cache import cache_summary
+
+    json.dump({**data, "oracle_cache": cache_summary(cache)}, sys.stdout, indent=1)
+    sys.stdout.write("\n")
 
 
 def _run_solutions(backend: Any, suite: tuple[str, list[Any]], solutions: Path,
-                   ks: tuple[int, ...], console: Console, as_json: bool,
+                   ks: tuple[int, ...], console: Console, as_json: bool, cache: Any,
                    load_issues: list[str] | None = None) -> None:
     from veriscale.evaluation.harness import BOUNDS, evaluate
     from veriscale.evaluation.solutions import load_solutions
@@ -154,8 +171,7 @@ def _run_solutions(backend: Any, suite: tuple[str, list[Any]], solutions: Path,
     task_issues = list(report.issues)  # tasks whose rows cannot be read: never PASS
     report.issues = list(load_issues or []) + [str(i) for i in issues] + task_issues
     if as_json:
-        json.dump(report.to_json(), sys.stdout, indent=1)
-        sys.stdout.write("\n")
+        _emit_json(report.to_json(), cache)
         return
     scores = Table(title=f"{name}: scores (%, mean over {len(tasks)} tasks)")
     scores.add_column("metric", no_wrap=True)
@@ -189,7 +205,7 @@ def _run_solutions(backend: Any, suite: tuple[str, list[Any]], solutions: Path,
 
 
 def _run_mutants(backend: Any, loaded: list[tuple[str, list[Any]]], seed: int,
-                 max_mutants: int, console: Console, as_json: bool) -> None:
+                 max_mutants: int, console: Console, as_json: bool, cache: Any) -> None:
     from veriscale.evaluation.harness import discriminative_power
 
     try:
@@ -199,8 +215,7 @@ def _run_mutants(backend: Any, loaded: list[tuple[str, list[Any]]], seed: int,
     except ValueError as exc:
         raise click.ClickException(str(exc)) from exc
     if as_json:
-        json.dump(report.to_json(), sys.stdout, indent=1)
-        sys.stdout.write("\n")
+        _emit_json(report.to_json(), cache)
         return
     kinds = ["code", "precond", "postcond", "all"]
     table = Table(title=f"discriminative power: share of flawed candidates detected "

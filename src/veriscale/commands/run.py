@@ -14,6 +14,8 @@ from veriscale.execution.settings import executor_from_cli, executor_options
 
 def _options(f):  # shared by run and expand
     f = executor_options(f)
+    f = click.option("--no-cache", "no_cache", is_flag=True,
+                     help="Ask the oracle again instead of reusing RUN/oracle_cache.sqlite.")(f)
     f = click.option("--tasks", default=None, help="Comma-separated task ids (default: all).")(f)
     f = click.option("--seed", type=int, default=None, help="The one seed of every random choice.")(f)
     f = click.option("--config", "config_path", type=click.Path(exists=True, dir_okay=False,
@@ -39,7 +41,7 @@ EXIT_LLM_UNAVAILABLE = 4
 
 
 def _go(benchmark_dir, out, backend, runner, llm, config_path, seed, tasks, executor,
-        ray_address, reduce):
+        ray_address, no_cache, reduce):
     from pydantic import ValidationError
 
     from veriscale.benchmark.loader import task_dirs
@@ -71,7 +73,7 @@ def _go(benchmark_dir, out, backend, runner, llm, config_path, seed, tasks, exec
 
     try:
         result = run_pipeline(benchmark_dir, out, config, reduce=reduce, report=reduce,
-                              console=console)
+                              console=console, cache=not no_cache)
     except RunDirLocked as exc:
         console.print(f"[red]error:[/] {exc}")
         sys.exit(EXIT_LOCKED)
@@ -81,6 +83,9 @@ def _go(benchmark_dir, out, backend, runner, llm, config_path, seed, tasks, exec
                       "to resume, or set fallback = \"offline\" in [llm] to continue without it.")
         sys.exit(EXIT_LLM_UNAVAILABLE)
     console.print(f"run directory: {result.run_dir}")
+    if result.oracle_cache.get("enabled"):
+        console.print(f"  oracle cache: {result.oracle_cache['hits']} hits, "
+                      f"{result.oracle_cache['misses']} misses")
     for name in ("plus", "lite", "report.md"):
         path = result.run_dir / name
         if path.exists():
@@ -96,16 +101,16 @@ def _go(benchmark_dir, out, backend, runner, llm, config_path, seed, tasks, exec
 @click.command("run")
 @_options
 def run_command(benchmark_dir, out, backend, runner, llm, config_path, seed, tasks, executor,
-                ray_address):
+                ray_address, no_cache):
     """Expand BENCHMARK_DIR into Plus, reduce it to Lite, and write a report into --out."""
     _go(benchmark_dir, out, backend, runner, llm, config_path, seed, tasks, executor,
-        ray_address, reduce=True)
+        ray_address, no_cache, reduce=True)
 
 
 @click.command("expand")
 @_options
 def expand_command(benchmark_dir, out, backend, runner, llm, config_path, seed, tasks, executor,
-                   ray_address):
+                   ray_address, no_cache):
     """Run only the expansion stages (seeds, mutation, classification, outputs, adversaries)."""
     _go(benchmark_dir, out, backend, runner, llm, config_path, seed, tasks, executor,
-        ray_address, reduce=False)
+        ray_address, no_cache, reduce=False)

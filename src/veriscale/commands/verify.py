@@ -25,9 +25,12 @@ from veriscale.execution.settings import executor_from_cli, executor_options
               help="Time limit in seconds: per check (Python backend) or per Lean file (Lean).")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @executor_options
+@click.option("--no-cache", "no_cache", is_flag=True,
+              help="Ask the oracle again instead of reusing the oracle cache "
+              "($VERISCALE_ORACLE_CACHE or ~/.cache/veriscale/oracle.sqlite).")
 def verify_command(dataset_dir: Path, backend_name: str, runner: str | None,
                    task_list: str | None, timeout: float | None, as_json: bool,
-                   executor: str | None, ray_address: str | None) -> None:
+                   executor: str | None, ray_address: str | None, no_cache: bool) -> None:
     """Check that DATASET_DIR agrees with its own ground truth: test inputs satisfy
     the GT precondition, reject inputs violate it, expected outputs satisfy the GT
     postcondition, unexpected outputs violate it, and the reference implementation
@@ -43,18 +46,25 @@ def verify_command(dataset_dir: Path, backend_name: str, runner: str | None,
     if timeout is not None:
         options["timeout"] = timeout
     ids = [t.strip() for t in task_list.split(",") if t.strip()] if task_list else None
+    from veriscale.backends.cache import OracleCache, cache_summary, default_cache_path
+
     units = executor_from_cli(executor, ray_address)
+    cache = None if no_cache else OracleCache(default_cache_path())
     try:
-        report = verify_dataset(dataset_dir, backend_name, ids, executor=units, **options)
+        report = verify_dataset(dataset_dir, backend_name, ids, executor=units, cache=cache,
+                                **options)
     except NotADataset as exc:
         console.print(f"[red]error:[/] {exc}")
         sys.exit(2)
     finally:
         units.close()
+        if cache is not None:
+            cache.close()
     for issue in report.load_issues:
         console.print(f"[yellow]load:[/] {issue}")
     if as_json:
-        click.echo(json.dumps(report.to_json(), indent=2))
+        click.echo(json.dumps({**report.to_json(), "oracle_cache": cache_summary(cache)},
+                              indent=2))
     else:
         _print_table(report)
     sys.exit(1 if report.disagreements else 0)

@@ -17,7 +17,8 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from veriscale.backends.base import Backend, FailureKind, Verdict
+from veriscale.backends import dispatch
+from veriscale.backends.base import Backend, FailureKind, OutputTester, Verdict
 from veriscale.benchmark.model import Task
 from veriscale.evaluation.passk import mean_pass_at_k
 from veriscale.evaluation.scoring import (
@@ -65,49 +66,13 @@ class SampleResult:
         }
 
 
-class BackendFailure(Exception):
-    """The backend raised for one job: the job's result is unobservable, not wrong."""
-
-
-def call_many(backend: Backend, op: str, jobs: Sequence[tuple[Any, ...]]) -> list[Any]:
-    """One result per job, via ``<op>_many`` when the backend has it (Lean: one file for
-    many candidates), else one protocol call per job. A raising batch is retried job
-    by job; a raising job yields a :class:`BackendFailure` in its place, so one bad
-    candidate never stops the others."""
-    if not jobs:
-        return []
-    batched = getattr(backend, f"{op}_many", None)
-    if callable(batched) and len(jobs) > 1:
-        try:
-            out = list(batched(list(jobs)))
-            if len(out) == len(jobs):
-                return out
-        except Exception:  # retried one by one below, so the culprit is isolated
-            pass
-    method = getattr(backend, op)
-    results: list[Any] = []
-    for job in jobs:
-        try:
-            results.append(method(*job))
-        except Exception as exc:
-            results.append(BackendFailure(
-                f"infrastructure: backend raised {type(exc).__name__}: {report_text(exc)}"))
-    return results
-
-
 def _unobservable(n: int) -> Bounded:
     """A property the backend could not check at all: UNKNOWN, never PASS."""
     return spec_property(Tally(unknown=max(n, 1)))
 
 
 def _finish_code(task: Task, outcomes: Any, res: SampleResult, compared: bool = False) -> None:
-    n = len(task.tests)
-    if isinstance(outcomes, BackendFailure) or outcomes is None or len(outcomes) != n:
-        res.errors.setdefault("code", str(outcomes) if isinstance(outcomes, BackendFailure)
-                              else f"backend returned a wrong number of outcomes for {n} tests")
-        res.tallies["code"] = Tally(unknown=n)
-        res.metrics["code"] = code_property(Tally(unknown=max(n, 1)))
-        return
+    n = len(task.tests)  # the dispatcher gives one outcome per test, failures included
     tally = Tally.of(code_tests(outcomes, [t.expected for t in task.tests],
                                 task.signature.return_type, compared))
     failed = [(i, o) for i, o in enumerate(outcomes) if not o.ok]
@@ -128,14 +93,7 @@ def _finish_spec(props: tuple[tuple[str, int, Callable[[Verdict], Score]], ...],
     ERROR verdicts (the spec raised) are FAIL and recorded in ``res.errors`` with the
     backend's message (``explain``) when it has one.
     """
-    total = sum(n for _, n, _ in props)
-    if isinstance(verdicts, BackendFailure) or verdicts is None or len(verdicts) != total:
-        res.errors.setdefault(part, str(verdicts) if isinstance(verdicts, BackendFailure)
-                              else f"backend returned a wrong number of verdicts for {total}")
-        for name, n, _ in props:
-            res.tallies[name] = Tally(unknown=n)
-            res.metrics[name] = _unobservable(n)
-        return
+    total = sum(n for _, n, _ in props)  # the dispatcher gives one verdict per test
     raised = sum(v is Verdict.ERROR for v in verdicts)
     if raised:
         why = explain()
@@ -162,9 +120,6 @@ def _not_compiled(res: SampleResult, names: tuple[str, ...], state: bool | None)
 def _compile_state(answer: Any, res: SampleResult, part: str) -> bool | None:
     """True: accepted; False: rejected (error recorded); None: the backend failed or
     could not tell (an inconclusive answer such as a timeout: never the candidate's FAIL)."""
-    if isinstance(answer, BackendFailure):
-        res.errors[part] = str(answer)
-        return None
     if answer is not None and FailureKind.of_error(str(answer), FailureKind.COMPILE).inconclusive:
         res.errors[part] = report_text(answer, 500)
         return None
@@ -226,8 +181,8 @@ def evaluate_batch(
     if skip_compile:
         compiled = [None] * len(code_ix)
     else:
-        compiled = call_many(backend, "compile", [(items[i][0], items[i][1].impl, None)
-                                                  for i in code_ix])
+        compiled = dispatch.compile_many(backend, [(items[i][0], items[i][1].impl, None)
+                                                   for i in code_ix])
     run_ix: list[int] = []
     for i, answer in zip(code_ix, compiled, strict=True):
         state = _compile_state(answer, results[i], "code")
@@ -239,15 +194,15 @@ def evaluate_batch(
     with_tests = [i for i in run_ix if items[i][0].tests]
     # A backend that compares in its own language (Lean's `==`, as VERINA) is asked
     # for that; otherwise outputs come back as values compared here.
-    compared = callable(getattr(backend, "test_outputs", None))
+    compared = isinstance(backend, OutputTester)
     if compared:
-        outs = call_many(backend, "test_outputs", [
+        outs = dispatch.many(backend, "test_outputs", [
             (items[i][0], items[i][1].impl, [(t.input, t.expected) for t in items[i][0].tests])
             for i in with_tests])
     else:
-        outs = call_many(backend, "run", [(items[i][0], items[i][1].impl,
-                                           [t.input for t in items[i][0].tests])
-                                          for i in with_tests])
+        outs = dispatch.many(backend, "run", [(items[i][0], items[i][1].impl,
+                                               [t.input for t in items[i][0].tests])
+                                              for i in with_tests])
     got = dict(zip(with_tests, outs, strict=True))
     for i in run_ix:
         _finish_code(items[i][0], got.get(i, []), results[i], compared)
@@ -260,13 +215,13 @@ def evaluate_batch(
     if skip_compile:
         full_state = dict.fromkeys(spec_ix, True)
     else:
-        answers = call_many(backend, "compile", [(items[i][0], None, items[i][1].spec)
-                                                 for i in spec_ix])
+        answers = dispatch.compile_many(backend, [(items[i][0], None, items[i][1].spec)
+                                                  for i in spec_ix])
         full_state = {i: _compile_state(a, results[i], "spec")
                       for i, a in zip(spec_ix, answers, strict=True)}
     retry = [i for i in spec_ix if full_state[i] is not True
              and items[i][1].has_precond and items[i][1].has_postcond]
-    answers = call_many(backend, "compile", [
+    answers = dispatch.compile_many(backend, [
         (items[i][0], None, replace(items[i][1].spec, postcond=None, postcond_aux=""))
         for i in retry])
     for i, a in zip(retry, answers, strict=True):
@@ -288,7 +243,7 @@ def evaluate_batch(
             else:
                 _not_compiled(results[i], ("postcond_sound", "postcond_complete"),
                               full_state[i])
-    pre_verdicts = call_many(backend, "precondition_holds", [
+    pre_verdicts = dispatch.many(backend, "precondition_holds", [
         (items[i][0], items[i][1].spec,
          [t.input for t in items[i][0].tests] + list(items[i][0].reject_inputs))
         for i in pre_jobs])
@@ -298,7 +253,7 @@ def evaluate_batch(
                       ("precond_complete", len(task.reject_inputs), must_fail)),
                      vs, results[i], "precond", _explainer(backend, task, items[i][1], "pre"),
                      _missing_stage(backend))
-    post_verdicts = call_many(backend, "postcondition_holds", [
+    post_verdicts = dispatch.many(backend, "postcondition_holds", [
         (items[i][0], items[i][1].spec,
          [(t.input, t.expected) for t in items[i][0].tests]
          + [(t.input, u) for t in items[i][0].tests for u in t.unexpected])
@@ -564,8 +519,8 @@ def usable_mutants(backend: Backend, tasks: Sequence[Task], max_per_kind: int, s
             pool.extend((task, m) for m in task_mutants(task, max_per_kind, seed))
         except Exception as exc:  # one bad task never stops the run
             discarded.append(f"{task.id}: generation failed: {exc}")
-    answers = call_many(backend, "compile", [(t, m.candidate.impl, m.candidate.spec)
-                                             for t, m in pool])
+    answers = dispatch.compile_many(backend, [(t, m.candidate.impl, m.candidate.spec)
+                                              for t, m in pool])
     keep = []
     for (_, m), err in zip(pool, answers, strict=True):
         if err is None:

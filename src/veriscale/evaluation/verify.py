@@ -4,9 +4,9 @@ A suite is only as good as its agreement with the GT specification: every test
 input must satisfy the GT precondition, every reject input violate it, every
 expected output satisfy the GT postcondition, every unexpected output violate
 it, and the reference implementation must reproduce every expected output.
-Everything goes through the Backend protocol (and, where a backend offers them,
-its ``evaluate_many`` / ``*_many`` batch forms, so a Lean backend can answer all
-checks of many tasks from one Lean file); no backend is named here.
+Everything goes through one dispatched batch (``backends.dispatch``), so a Lean
+backend can answer all checks of many tasks from one Lean file; no backend is
+named here.
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from veriscale.backends import dispatch
 from veriscale.backends.base import Backend, Classification, Label, Outcome, Verdict
-from veriscale.backends.batch import classify_many, postcondition_holds_many, run_many
 from veriscale.benchmark.model import LoadIssue, Task
 from veriscale.values import LeanType, values_equal
 
@@ -143,18 +143,14 @@ def reference_verdict(t: LeanType, o: Outcome, expected: Any) -> tuple[str, str]
 
 def _answer(backend: Backend, cls_jobs: list[tuple[Any, ...]], post_jobs: list[tuple[Any, ...]],
             run_jobs: list[tuple[Any, ...]]) -> tuple[list[Any], list[Any], list[Any]]:
-    """All three operations for all tasks: in one mixed request when the backend
-    offers ``evaluate_many`` (one Lean file for everything), else batched per op."""
-    evaluate = getattr(backend, "evaluate_many", None)
-    if callable(evaluate):
-        requests = ([("classify", j) for j in cls_jobs]
-                    + [("postcondition_holds", j) for j in post_jobs]
-                    + [("run", j) for j in run_jobs])
-        answers = list(evaluate(requests))
-        n1, n2 = len(cls_jobs), len(cls_jobs) + len(post_jobs)
-        return answers[:n1], answers[n1:n2], answers[n2:]
-    return (classify_many(backend, cls_jobs), postcondition_holds_many(backend, post_jobs),
-            run_many(backend, run_jobs))
+    """All three operations for all tasks in one dispatched batch (one Lean file for
+    everything when the backend batches)."""
+    requests = ([("classify", j) for j in cls_jobs]
+                + [("postcondition_holds", j) for j in post_jobs]
+                + [("run", j) for j in run_jobs])
+    answers = dispatch.answer(backend, requests)
+    n1, n2 = len(cls_jobs), len(cls_jobs) + len(post_jobs)
+    return answers[:n1], answers[n1:n2], answers[n2:]
 
 
 def verify_tasks(backend: Backend, tasks: Sequence[Task]) -> VerifyReport:
@@ -206,7 +202,7 @@ def verify_tasks(backend: Backend, tasks: Sequence[Task]) -> VerifyReport:
 
 
 def verify_dataset(root: Path, backend_name: str, task_ids: Sequence[str] | None = None,
-                   **backend_options: Any) -> VerifyReport:
+                   cache: Any = None, **backend_options: Any) -> VerifyReport:
     """Load ``root`` (issues are kept, not fatal) and verify it with the named backend.
 
     Raises :class:`veriscale.benchmark.loader.NotADataset` for a folder with no tasks.
@@ -217,7 +213,12 @@ def verify_dataset(root: Path, backend_name: str, task_ids: Sequence[str] | None
     tasks, issues = load_benchmark(Path(root), list(task_ids) if task_ids else None)
     backend = make_backend(backend_name, **backend_options)
     try:
-        report = verify_tasks(backend, tasks)
+        if cache is not None:  # an OracleCache: answers reused across invocations
+            from veriscale.backends.cache import with_cache
+
+            report = verify_tasks(with_cache(backend, cache), tasks)
+        else:
+            report = verify_tasks(backend, tasks)
     finally:
         backend.close()
     report.load_issues = list(issues)

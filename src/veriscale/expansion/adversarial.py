@@ -23,52 +23,17 @@ from __future__ import annotations
 
 import enum
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from veriscale.backends import dispatch
 from veriscale.backends.base import Backend, Implementation, Outcome, Spec, Verdict
-from veriscale.backends.batch import many
 from veriscale.benchmark.model import Input, Signature, Task
+from veriscale.pipeline.config import AdversarySettings
 from veriscale.values import LeanType, values_equal
 
 # ====================================================================== config
-
-
-@dataclass(frozen=True)
-class AdversarialConfig:
-    """Knobs of the adversarial stages.
-
-    ``require_flawed_spec_acceptance`` (default off) keeps an output only when
-    some flawed specification also accepted it, as the paper words its filter.
-    It is off because the GT postcondition's rejection already proves the output
-    wrong, which is what an unexpected output must be; demanding acceptance by a
-    flawed spec ties the suite to whichever generated specs happened to compile
-    and decide, and drops the near-miss outputs that no generated spec accepted
-    although they are exactly the realistic mistakes a candidate spec must reject.
-    The acceptance is recorded either way, so the paper's filter can be applied later.
-    """
-
-    require_flawed_spec_acceptance: bool = False
-    check_flawed_specs: bool = True
-    max_specs: int = 8
-    per_spec: int = 5
-
-    @classmethod
-    def from_settings(cls, settings: Any) -> AdversarialConfig:
-        """From the pipeline's ``AdversarySettings`` (or any object / None)."""
-        if settings is None:
-            return cls()
-        if isinstance(settings, cls):
-            return settings
-        get = settings.get if isinstance(settings, Mapping) else (
-            lambda k, d: getattr(settings, k, d))
-        return cls(
-            require_flawed_spec_acceptance=bool(get("require_flawed_acceptance", False)),
-            check_flawed_specs=bool(get("check_flawed_specs", True)),
-            max_specs=int(get("max_specs", 8)),
-            per_spec=int(get("max_adver_impl", 5)),
-        )
 
 
 # ====================================================================== pure decisions
@@ -110,35 +75,13 @@ def value_key(sig: Signature, value: Any) -> str:
 # ====================================================================== backend helpers
 
 
-def _fit(results: list[Any], n: int, filler: Callable[[], Any]) -> list[Any]:
-    """Guard against a backend returning the wrong number of results."""
-    if len(results) == n:
-        return results
-    return [*results[:n], *(filler() for _ in range(n - len(results)))]
-
-
 def compile_all(
     backend: Backend, task: Task, *, impls: Sequence[Implementation] = (),
     specs: Sequence[Spec] = (),
 ) -> tuple[list[str | None], list[str | None]]:
-    """``backend.compile`` for each adversary and each spec (batched when the backend can)."""
-
-    def one(impl: Implementation | None, spec: Spec | None) -> str | None:
-        try:
-            return backend.compile(task, impl=impl, spec=spec)
-        except Exception as exc:  # a crashing compile rejects the item, not the task
-            return f"compile: {type(exc).__name__}: {exc}"
-
+    """``compile`` for each adversary and each spec, in one dispatched batch."""
     jobs = [(task, i, None) for i in impls] + [(task, None, s) for s in specs]
-    batched = getattr(backend, "compile_many", None)
-    if callable(batched) and len(jobs) > 1:
-        try:
-            out = list(batched(jobs))
-        except Exception:
-            out = [one(i, s) for _, i, s in jobs]
-    else:
-        out = [one(i, s) for _, i, s in jobs]
-    out = _fit(out, len(jobs), lambda: "compile: no result from backend")
+    out = dispatch.compile_many(backend, jobs)
     return out[: len(impls)], out[len(impls) :]
 
 
@@ -240,7 +183,7 @@ def synthesize(
     backend: Backend,
     *,
     specs: Sequence[Spec] = (),
-    config: AdversarialConfig | None = None,
+    config: AdversarySettings | None = None,
     screened: Mapping[str, str | None] | None = None,
 ) -> AdversarialResult:
     """Run adversaries on expected pairs, build the kill matrix, keep GT-rejected outputs.
@@ -248,7 +191,7 @@ def synthesize(
     ``screened`` maps adversary ids to an earlier ``compile`` result (``None`` =
     compiled); adversaries not in it are compiled here.
     """
-    cfg = config or AdversarialConfig()
+    cfg = config or AdversarySettings()
     sig = task.signature
     ret = sig.return_type
     inputs = [tuple(i) for i, _ in pairs]
@@ -274,15 +217,7 @@ def synthesize(
     # -- run every compiled adversary on every expected input (one batched call)
     outcomes: list[list[Outcome]] = [[] for _ in compiled]
     if inputs and compiled:
-        try:
-            raw = many(backend, "run", [(task, r.impl, inputs) for r in compiled])
-        except Exception as exc:  # the backend itself failed: every cell is a failure
-            raw = [[Outcome(False, error=f"backend: {exc}")] * len(inputs) for _ in compiled]
-        raw = _fit(raw, len(compiled), lambda: [])
-        outcomes = [
-            _fit(list(o), len(inputs), lambda: Outcome(False, error="backend: no outcome"))
-            for o in raw
-        ]
+        outcomes = dispatch.many(backend, "run", [(task, r.impl, inputs) for r in compiled])
 
     # -- distinct differing outputs per row, in first-seen order
     candidates: dict[tuple[int, str], Any] = {}
@@ -295,9 +230,8 @@ def synthesize(
     # -- GT postcondition on every candidate
     gt: dict[tuple[int, str], Verdict] = {}
     if keys:
-        verdicts = _safe_verdicts(
-            backend, task, None, [(inputs[r], candidates[(r, k)]) for r, k in keys]
-        )
+        verdicts = dispatch.one(backend, "postcondition_holds", task, None,
+                                [(inputs[r], candidates[(r, k)]) for r, k in keys])
         gt = dict(zip(keys, verdicts, strict=True))
 
     # -- flawed specifications on the GT-rejected candidates
@@ -305,13 +239,8 @@ def synthesize(
     accepted: dict[tuple[int, str], list[str]] = {key: [] for key in rejected}
     if rejected and specs and cfg.check_flawed_specs:
         batch = [(inputs[r], candidates[(r, k)]) for r, k in rejected]
-        try:
-            per_spec = many(backend, "postcondition_holds", [(task, s, batch) for s in specs])
-        except Exception:
-            per_spec = [[Verdict.UNKNOWN] * len(batch) for _ in specs]
-        per_spec = _fit(per_spec, len(specs), lambda: [])
+        per_spec = dispatch.many(backend, "postcondition_holds", [(task, s, batch) for s in specs])
         for spec, verdicts in zip(specs, per_spec, strict=True):
-            verdicts = _fit(list(verdicts), len(batch), lambda: Verdict.UNKNOWN)
             for key, v in zip(rejected, verdicts, strict=True):
                 if v is Verdict.TRUE:
                     accepted[key].append(spec.id)
@@ -324,7 +253,7 @@ def synthesize(
     }
     result.vacuous_specs = sorted(vacuous)
     decisions = {
-        key: decide(gt[key], len(accepted.get(key, [])), cfg.require_flawed_spec_acceptance)
+        key: decide(gt[key], len(accepted.get(key, [])), cfg.require_flawed_acceptance)
         for key in keys
     }
 
@@ -379,21 +308,11 @@ def synthesize(
     return result
 
 
-def _safe_verdicts(
-    backend: Backend, task: Task, spec: Spec | None, pairs: list[tuple[Input, Any]]
-) -> list[Verdict]:
-    try:
-        verdicts = list(backend.postcondition_holds(task, spec, pairs))
-    except Exception:  # an oracle failure decides nothing
-        verdicts = []
-    return _fit(verdicts, len(pairs), lambda: Verdict.UNKNOWN)
-
-
 # ====================================================================== pipeline stages
 
 
 def generate_adversaries(
-    task: Task, provider: Any, backend: Backend, settings: Any = None
+    task: Task, provider: Any, backend: Backend, settings: AdversarySettings | None = None
 ) -> dict[str, Any]:
     """Stage *adversaries*: decomposition, flawed specs, adversaries, all compile-screened.
 
@@ -401,7 +320,7 @@ def generate_adversaries(
     """
     from veriscale.llm.results import impl_to_json, spec_to_json
 
-    cfg = AdversarialConfig.from_settings(settings)
+    cfg = settings or AdversarySettings()
     issues: list[str] = []
     decomposition = provider.decompose(task)
     spec_result = provider.specifications(task, decomposition)
@@ -415,7 +334,7 @@ def generate_adversaries(
 
     def red_team(spec: Spec) -> Any:
         try:
-            return provider.adversaries(task, spec, cfg.per_spec)
+            return provider.adversaries(task, spec, cfg.max_adver_impl)
         except Exception as exc:  # a provider failure loses this spec's adversaries only
             from veriscale.llm.results import AdversaryResult
 
@@ -473,12 +392,12 @@ def synthesize_unexpected(
     pairs: Sequence[tuple[Input, Any]],
     artifact: Mapping[str, Any],
     backend: Backend,
-    settings: Any = None,
+    settings: AdversarySettings | None = None,
 ) -> dict[str, Any]:
     """Stage *unexpected*: :func:`synthesize` over the adversaries stage's artifact."""
     from veriscale.llm.results import impl_from_json, spec_from_json
 
-    cfg = AdversarialConfig.from_settings(settings)
+    cfg = settings or AdversarySettings()
     impls = [impl_from_json(a) for a in artifact.get("adversaries", [])]
     screened = {a["id"]: a.get("compile_error") for a in artifact.get("adversaries", [])}
     specs = [

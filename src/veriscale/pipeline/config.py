@@ -54,6 +54,10 @@ class AdversarySettings(_Section):
         "(the paper's filter); off by default: the GT-postcondition check already "
         "guarantees the output is wrong",
     )
+    """Off because the GT postcondition's rejection already proves the output wrong;
+    demanding acceptance by a flawed spec ties the suite to whichever generated specs
+    happened to compile, and drops near-miss outputs that are exactly the realistic
+    mistakes a candidate spec must reject. The acceptance is recorded either way."""
 
 
 class ReductionSettings(_Section):
@@ -109,10 +113,18 @@ class RunConfig(_Section):
     execution: ExecutionSettings = Field(default_factory=ExecutionSettings)
 
     def fingerprint(self, *sections: str) -> str:
-        """A short hash of the named sections (all when none), for stage invalidation."""
+        """A short hash of the named sections (all when none), for stage invalidation.
+
+        A name may be dotted (``adversaries.max_specs``) to take one knob of a
+        section, so a stage is redone only when a knob it reads changed.
+        """
         data = self.model_dump(mode="json")
         if sections:
-            data = {k: data[k] for k in sections}
+            picked: dict[str, Any] = {}
+            for name in sections:
+                head, _, knob = name.partition(".")
+                picked[name] = data[head][knob] if knob else data[head]
+            data = picked
         blob = json.dumps(data, sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
 

@@ -29,7 +29,7 @@ from veriscale import __version__
 from veriscale.backends.base import Backend
 from veriscale.backends.coalesce import can_coalesce, coalesced_map
 from veriscale.benchmark.fingerprint import task_fingerprint
-from veriscale.benchmark.loader import detect_format, load_benchmark, task_dirs
+from veriscale.benchmark.loader import NotADataset, detect_format, load_benchmark, task_dirs
 from veriscale.benchmark.model import Input, Task
 from veriscale.execution import concurrent_map, is_remote
 from veriscale.llm.concurrency import llm_task_map, llm_workers
@@ -51,6 +51,9 @@ from veriscale.pipeline.suites import (
     write_suite,
 )
 
+ORACLE_CACHE = "oracle_cache.sqlite"
+"""The run's oracle cache, in the run directory (``--no-cache`` turns it off)."""
+
 EXPANSION_STAGES = ("candidates", "classify", "outputs", "adversaries", "unexpected")
 
 
@@ -65,6 +68,7 @@ class RunResult:
     errors: dict[str, dict[str, str]] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
     counts: dict[str, dict[str, Any]] = field(default_factory=dict)
+    oracle_cache: dict[str, Any] = field(default_factory=dict)
 
 
 class Pipeline:
@@ -76,8 +80,12 @@ class Pipeline:
         backend: Backend | None = None,
         provider: Any = None,
         console: Console | None = None,
+        cache: bool = True,
     ) -> None:
         self.benchmark_dir = Path(benchmark_dir)
+        self.use_cache = cache
+        self._oracle_cache: Any = None
+        self._cached: Backend | None = None
         self.rd = RunDir(run_dir)
         self.config = resolve_backend(config, self.benchmark_dir)
         self.console = console or Console(stderr=True)
@@ -100,9 +108,24 @@ class Pipeline:
 
     @property
     def backend(self) -> Backend:
+        """The oracle as stages see it: behind the SQLite oracle cache unless disabled."""
+        raw = self.raw_backend
+        if not self.use_cache:
+            return raw
+        if self._cached is None:
+            from veriscale.backends.cache import OracleCache, with_cache
+
+            self._oracle_cache = OracleCache(self.rd.root / ORACLE_CACHE)
+            self._cached = with_cache(raw, self._oracle_cache)
+        return self._cached
+
+    @property
+    def raw_backend(self) -> Backend:
+        """The backend itself (timed evaluations must not be served from the cache)."""
         if self._backend is None:
             from veriscale.backends.registry import make_backend
 
+            assert self.config.backend is not None  # resolved at construction
             self._backend = make_backend(self.config.backend, executor=self.executor,
                                          **self.config.backend_options)
         return self._backend
@@ -262,7 +285,12 @@ class Pipeline:
         llm = json.dumps(load_llm_config(cfg.llm).result_settings(), sort_keys=True)
         base = _hash(cfg.fingerprint("seed", "seeds", "mutation"), llm)
         oracle = cfg.fingerprint("backend", "backend_options")
-        adv_cfg = _hash(cfg.fingerprint("seed", "adversaries", "backend"), llm)
+        # Every knob a stage's result depends on, and no other (the backend compiles
+        # the adversaries, so its options count too).
+        adv_gen = _hash(cfg.fingerprint("seed", "adversaries.max_specs",
+                                        "adversaries.max_adver_impl", "backend",
+                                        "backend_options"), llm)
+        adv_cfg = cfg.fingerprint("adversaries", "backend", "backend_options")
 
         self._stage(
             "candidates",
@@ -287,7 +315,7 @@ class Pipeline:
         )
         self._stage(
             "adversaries",
-            lambda t: _hash(task_fingerprint(t), adv_cfg),
+            lambda t: _hash(task_fingerprint(t), adv_gen),
             self._adversaries,
             asks_llm=True,
         )
@@ -364,11 +392,12 @@ class Pipeline:
         timing: dict[str, Any] = {}
         for name in ("original", "plus", "lite"):
             folder = self.rd.root / name
-            if not folder.is_dir():
+            try:
+                tasks, _ = load_benchmark(folder)
+            except NotADataset:  # absent, or empty because every task failed
                 continue
-            tasks, _ = load_benchmark(folder)
             tasks = [t for t in tasks if t.id not in self.errors]
-            report = evaluate(self.backend, tasks, {t.id: [gt_candidate(t)] for t in tasks},
+            report = evaluate(self.raw_backend, tasks, {t.id: [gt_candidate(t)] for t in tasks},
                               suite=name)
             scores = report.scores()
             timing[name] = {
@@ -450,8 +479,17 @@ class Pipeline:
             "backend_stats": backend_stats,
             "execution": self._executor.describe() if self._executor is not None else {},
             "llm_usage": usage,
+            "oracle_cache": self.cache_stats(),
             "evaluation_time": self.evaluation_time,
         }
+
+    def cache_stats(self) -> dict[str, Any]:
+        """Oracle-cache hits and misses of this run (items, not calls)."""
+        if not self.use_cache:
+            return {"enabled": False}
+        c = self._oracle_cache
+        return {"enabled": True, "path": ORACLE_CACHE,
+                "hits": c.hits if c else 0, "misses": c.misses if c else 0}
 
     def close(self) -> None:
         try:
@@ -460,6 +498,8 @@ class Pipeline:
         finally:
             if self._executor is not None:
                 self._executor.close()
+            if self._oracle_cache is not None:
+                self._oracle_cache.close()
 
 
 def run_pipeline(
@@ -472,10 +512,11 @@ def run_pipeline(
     console: Console | None = None,
     backend: Backend | None = None,
     provider: Any = None,
+    cache: bool = True,
 ) -> RunResult:
     """Expand (and by default reduce and report) ``benchmark_dir`` into ``run_dir``."""
     pipe = Pipeline(benchmark_dir, run_dir, config, backend=backend, provider=provider,
-                    console=console)
+                    console=console, cache=cache)
     start = time.perf_counter()
     pipe.rd.lock()  # before anything is read or removed; raises RunDirLocked
     try:
@@ -501,4 +542,4 @@ def run_pipeline(
         pipe.close()
         pipe.rd.unlock()
     return RunResult(pipe.rd.root, [t.id for t in pipe.tasks], pipe.errors, pipe.timings,
-                     pipe.counts)
+                     pipe.counts, pipe.cache_stats())

@@ -18,6 +18,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
+from veriscale.backends import dispatch
 from veriscale.backends.base import Backend, Label
 from veriscale.benchmark.model import Input, Task
 from veriscale.pipeline.config import RunConfig
@@ -124,14 +125,14 @@ def _merge_llm(parts: list[dict[str, Any]]) -> dict[str, Any]:
 def stage_classify(task: Task, candidates: list[Candidate], backend: Backend) -> dict[str, Any]:
     """Syntax filter, then the GT precondition decides; undecided inputs are dropped."""
     inputs = [c.input for c in candidates]
-    problems = backend.check_inputs(task, inputs)
+    problems = dispatch.one(backend, "check_inputs", task, inputs)
     wellformed = [c for c, why in zip(candidates, problems, strict=True) if why is None]
     rejected = [
         {"input": task.signature.encode_input(c.input), "reason": why}
         for c, why in zip(candidates, problems, strict=True)
         if why is not None
     ]
-    verdicts = backend.classify(task, [c.input for c in wellformed]) if wellformed else []
+    verdicts = dispatch.one(backend, "classify", task, [c.input for c in wellformed])
     buckets: dict[str, list[dict[str, Any]]] = {"expected": [], "unexpected": [], "unknown": []}
     stages: Counter[str] = Counter()
     for cand, verdict in zip(wellformed, verdicts, strict=True):
@@ -160,7 +161,7 @@ def stage_classify(task: Task, candidates: list[Candidate], backend: Backend) ->
 def stage_outputs(task: Task, expected: list[Candidate], backend: Backend) -> dict[str, Any]:
     """Run the reference on every expected input; failures are recorded, not kept."""
     sig = task.signature
-    outcomes = backend.run(task, None, [c.input for c in expected]) if expected else []
+    outcomes = dispatch.one(backend, "run", task, None, [c.input for c in expected])
     pairs: list[dict[str, Any]] = []
     failures: list[dict[str, Any]] = []
     original_expected = {t.input: t.expected for t in task.tests}
