@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from veriscale.artifacts import ClassifyArtifact
 from veriscale.backends.base import (
     BackendStats,
     Classification,
@@ -103,11 +104,12 @@ def test_atomic_write_leaves_no_temp_files(tmp_path: Path):
 
 def test_artifacts_are_keyed_by_fingerprint(tmp_path: Path):
     rd = RunDir(tmp_path)
-    rd.save_artifact("t1", "classify", "fp1", {"n": 1})
-    assert rd.load_artifact("t1", "classify", "fp1") == {"n": 1}
+    record = ClassifyArtifact(unexpected_inputs=[{"input": {"x": 1}, "provenance": "seed"}])
+    rd.save_artifact("t1", "classify", "fp1", record)
+    assert rd.load_artifact("t1", "classify", "fp1") == record
     assert rd.load_artifact("t1", "classify", "fp2") is None
-    rd.artifact_path("t1", "broken").write_text("{half")
-    assert rd.load_artifact("t1", "broken", "fp1") is None
+    rd.artifact_path("t1", "outputs").write_text("{half")
+    assert rd.load_artifact("t1", "outputs", "fp1") is None
 
 
 def test_cache_serves_repeats_and_batches_misses(tmp_path: Path):

@@ -97,8 +97,8 @@ def test_reduce_suite_keeps_originals_and_every_kill(lean_format_run: Path, tmp_
 def _kills_by_input(run: Path, task) -> dict:
     from veriscale.pipeline.suites import kill_data
 
-    data = RunDir(run).read_artifact_data(task.id, "unexpected") or {}
-    return kill_data(task.signature, data.get("kill_matrix", [])).kills
+    record = RunDir(run).read_artifact(task.id, "unexpected")
+    return kill_data(task.signature, record.kill_matrix).kills
 
 
 def test_reduce_suite_without_a_kill_matrix_keeps_every_pair(bundled_lean_dir, tmp_path):

@@ -84,10 +84,11 @@ def test_failed_rebuild_keeps_the_previous_suites(good_run: Path, bundled_dir, t
     run = tmp_path / "run"
     shutil.copytree(good_run, run)
     before = {n: tree(run / n) for n in ("plus", "lite")}
-    # an artifact of the right fingerprint but the wrong shape
+    # an artifact of the right fingerprint and shape holding a value that does not decode
     path = run / "tasks" / "vs_divmod" / "outputs.json"
     doc = json.loads(path.read_text())
-    doc["data"]["pairs"] = [{"input": "not an object"}]
+    pair = doc["data"]["pairs"][0]
+    doc["data"]["pairs"][0] = {**pair, "input": {k: "not a value" for k in pair["input"]}}
     path.write_text(json.dumps(doc))
     result = run_pipeline(bundled_dir, run, RunConfig.model_validate(SMALL),
                           console=Console(quiet=True))
@@ -171,3 +172,20 @@ def test_no_cache_asks_the_oracle(bundled_dir, tmp_path):
         {**SMALL, "tasks": ["vs_argmax"]}), console=Console(quiet=True), cache=False)
     assert result.oracle_cache == {"enabled": False}
     assert not (tmp_path / "r" / "oracle_cache.sqlite").exists()
+
+
+def test_a_read_only_run_directory_is_one_clear_error(good_run, bundled_dir, tmp_path):
+    run = tmp_path / "run"
+    shutil.copytree(good_run, run)
+    shutil.rmtree(run / "tasks" / "vs_divmod")  # something must be redone
+    if subprocess.run(["chattr", "+i", str(run)], capture_output=True).returncode != 0:
+        pytest.skip("chattr +i needs CAP_LINUX_IMMUTABLE")
+    try:
+        config = tmp_path / "c.json"
+        config.write_text(json.dumps(SMALL))
+        proc = cli("run", str(bundled_dir), "--out", str(run), "--config", str(config))
+    finally:
+        subprocess.run(["chattr", "-i", str(run)], check=True)
+    assert proc.returncode == 5, proc.stderr[-2000:]
+    assert "Traceback" not in proc.stderr
+    assert f"cannot write the run directory {run}" in proc.stderr.replace("\n", "")

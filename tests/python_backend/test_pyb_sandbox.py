@@ -121,7 +121,9 @@ def test_hard_failure_restarts_and_continues_in_order() -> None:
         results = sb.call_many(src, ["h"], [[k] for k in range(12)])
         assert [r.value for r in results if r.ok] == [k for k in range(12) if k != 3]
         assert results[3].error == "memory"
-        assert sb.stats.processes == 2  # a MemoryError does not need a restart
+        # at most one process per worker (how many start depends on thread timing):
+        # a MemoryError does not need a restart
+        assert sb.stats.processes <= 2
 
 
 def test_values_round_trip(sandbox: Sandbox) -> None:

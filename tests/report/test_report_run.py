@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from veriscale.artifacts import AdversariesArtifact, ReductionArtifact, UnexpectedArtifact
 from veriscale.benchmark import verina
 from veriscale.benchmark.model import LeanSections, Signature, Task, TestCase
 from veriscale.report.report import (
@@ -41,8 +42,11 @@ def write_suite(root: Path, tasks: list[Task]) -> None:
         verina.write_task_dir(task, root / task.id)
 
 
-def envelope(stage: str, task: str, data: object) -> str:
-    return json.dumps({"stage": stage, "task": task, "fingerprint": "x", "data": data})
+def save(run: Path, task: str, record) -> None:
+    """Stage records written as the pipeline writes them (the report reads only those)."""
+    from veriscale.pipeline.rundir import RunDir
+
+    RunDir(run).save_artifact(task, record.STAGE, "x", record)
 
 
 @pytest.fixture()
@@ -63,7 +67,7 @@ def run_dir(tmp_path: Path) -> Path:
         {"id": "a3", "strategy": "near_miss", "origin": "offline", "compile_error": None},
         {"id": "a4", "strategy": "broken", "origin": "llm", "compile_error": "bad syntax"},
     ]
-    (t1 / "adversaries.json").write_text(envelope("adversaries", "t1", {"adversaries": adversaries}))
+    save(run, "t1", AdversariesArtifact(adversaries=adversaries))
     kill_matrix = [
         {"input": SIG.encode_input(((0,), 0)), "adversary": "a1", "killed": True},
         {"input": SIG.encode_input(((1,), 1)), "adversary": "a1", "killed": True},
@@ -71,13 +75,12 @@ def run_dir(tmp_path: Path) -> Path:
         {"input": SIG.encode_input(((8,), 8)), "adversary": "a3", "killed": True},
         {"input": SIG.encode_input(((9,), 9)), "adversary": "a2", "killed": False},
     ]
-    (t1 / "unexpected.json").write_text(
-        envelope("unexpected", "t1", {"rows": [], "kill_matrix": kill_matrix}))
-    (t1 / "reduction.json").write_text(envelope("reduction", "t1", {
-        "pairs": {"set_cover_count": 3, "set_cover_exceeds_budget": False,
-                  "covered_count": 3, "universe_size": 3},
-        "reject_inputs": {"stage_counts": {"critical_boundary": 2, "diversity_fill": 2}},
-    }))
+    save(run, "t1", UnexpectedArtifact(rows=[], kill_matrix=kill_matrix))
+    save(run, "t1", ReductionArtifact(
+        pairs={"set_cover_count": 3, "set_cover_exceeds_budget": False,
+               "covered_count": 3, "universe_size": 3},
+        reject_inputs={"stage_counts": {"critical_boundary": 2, "diversity_fill": 2}},
+    ))
     manifest = {
         "benchmark": "/data/bench", "seed": 7, "config": {"backend": "python", "seed": 7},
         "versions": {"python": "3.11", "veriscale": "0.1.0"},
@@ -149,12 +152,14 @@ def test_report_file_plots_and_sections(run_dir: Path):
 
 def test_adversaries_from_unexpected_stage_when_adversaries_json_is_missing(run_dir: Path):
     (run_dir / "tasks" / "t1" / "adversaries.json").unlink()
-    (run_dir / "tasks" / "t2").mkdir()
-    (run_dir / "tasks" / "t2" / "unexpected.json").write_text(envelope("unexpected", "t2", {
-        "adversaries": [{"id": "b1", "compiled": True, "kills": 2},
-                        {"id": "b2", "compiled": True, "kills": 0},
-                        {"id": "b3", "compiled": False, "kills": 0}],
-    }))
+    save(run_dir, "t2", UnexpectedArtifact(
+        adversaries=[{"id": "b1", "compiled": True, "kills": 2},
+                     {"id": "b2", "compiled": True, "kills": 0},
+                     {"id": "b3", "compiled": False, "kills": 0}],
+        kill_matrix=[{"input": SIG.encode_input(((0,), 0)), "adversary": "b1", "killed": True},
+                     {"input": SIG.encode_input(((1,), 1)), "adversary": "b2",
+                      "killed": False}],
+    ))
     figs = {f.task_id: f for f in collect(run_dir).tasks}
     assert figs["t1"].adversaries_tried is None and figs["t1"].adversaries_killing == 3
     t2 = figs["t2"]

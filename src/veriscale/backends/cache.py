@@ -44,12 +44,15 @@ class OracleCache:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(self.path, check_same_thread=False, timeout=60)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute(
-            "CREATE TABLE IF NOT EXISTS oracle (key TEXT PRIMARY KEY, value TEXT NOT NULL)"
-        )
-        self._db.commit()
+        try:
+            self._db = sqlite3.connect(self.path, check_same_thread=False, timeout=60)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute(
+                "CREATE TABLE IF NOT EXISTS oracle (key TEXT PRIMARY KEY, value TEXT NOT NULL)"
+            )
+            self._db.commit()
+        except sqlite3.Error as exc:  # an unwritable directory, a corrupt file
+            raise OSError(0, f"cannot open the oracle cache: {exc}", str(self.path)) from exc
         self.hits = 0
         self.misses = 0
 

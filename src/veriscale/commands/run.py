@@ -38,6 +38,7 @@ EXIT_USAGE = 2
 EXIT_LOCKED = 3
 EXIT_LLM_UNAVAILABLE = 4
 """The LLM endpoint cannot answer (key, model, every request failing); nothing was faked."""
+EXIT_UNWRITABLE = 5
 
 
 def _go(benchmark_dir, out, backend, runner, llm, config_path, seed, tasks, executor,
@@ -82,6 +83,11 @@ def _go(benchmark_dir, out, backend, runner, llm, config_path, seed, tasks, exec
         console.print("  Finished stages are kept; fix [llm] (key, model, base_url) and rerun "
                       "to resume, or set fallback = \"offline\" in [llm] to continue without it.")
         sys.exit(EXIT_LLM_UNAVAILABLE)
+    except OSError as exc:  # e.g. a read-only run directory: per-task writes are caught
+        where = f": {exc.filename}" if exc.filename else ""
+        console.print(f"[red]error:[/] cannot write the run directory {out}{where}: "
+                      f"{exc.strerror or exc}")
+        sys.exit(EXIT_UNWRITABLE)
     console.print(f"run directory: {result.run_dir}")
     if result.oracle_cache.get("enabled"):
         console.print(f"  oracle cache: {result.oracle_cache['hits']} hits, "

@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from veriscale.artifacts import UnexpectedArtifact
 from veriscale.benchmark.model import Task
 from veriscale.pipeline.config import ReductionSettings
 from veriscale.pipeline.rundir import RunDir
@@ -21,10 +22,10 @@ def load_kill_data(task: Task, run_dir: Path | None) -> KillData | None:
     """Kill data for ``task`` from a run directory's persisted kill matrix, if any."""
     if run_dir is None:
         return None
-    data = RunDir(run_dir).read_artifact_data(task.id, "unexpected")
-    if not isinstance(data, dict) or not isinstance(data.get("kill_matrix"), list):
+    record = RunDir(run_dir).read_artifact(task.id, "unexpected")
+    if not isinstance(record, UnexpectedArtifact):
         return None
-    return kill_data(task.signature, data["kill_matrix"])
+    return kill_data(task.signature, record.kill_matrix)
 
 
 def run_reduction_settings(run_dir: Path | None) -> ReductionSettings:

@@ -25,7 +25,8 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from veriscale import __version__
+from veriscale import __version__, artifacts
+from veriscale.artifacts import Artifact, ReductionArtifact
 from veriscale.backends.base import Backend
 from veriscale.backends.coalesce import can_coalesce, coalesced_map
 from veriscale.benchmark.fingerprint import task_fingerprint
@@ -208,8 +209,9 @@ class Pipeline:
                 data = compute(task, backend)
                 if asks_llm:
                     self._llm_outcome(task, name, data)
+                record = data if isinstance(data, Artifact) else artifacts.from_json(name, data)
                 # saved as soon as it is ready, so a killed run keeps finished tasks
-                self.rd.save_artifact(task.id, name, self.fp[(task.id, name)], data)
+                self.rd.save_artifact(task.id, name, self.fp[(task.id, name)], record)
                 progress.update(bar, advance=1, description=task.id)
                 return data
 
@@ -255,6 +257,7 @@ class Pipeline:
             self.fp[(task.id, name)] = self.fp[(task.id, name)] + "-provisional"
 
     def artifact(self, task: Task, name: str) -> Any:
+        """The typed record of stage ``name`` for ``task`` (computed by this run)."""
         data = self.rd.load_artifact(task.id, name, self.fp[(task.id, name)])
         if data is None:
             raise RuntimeError(f"{task.id}: artifact of stage {name} is missing")
@@ -265,8 +268,8 @@ class Pipeline:
         for task in self.tasks:
             if task.id in self.errors or (task.id, name) not in self.fp:
                 continue
-            data = self.rd.load_artifact(task.id, name, self.fp[(task.id, name)]) or {}
-            for key, value in (data.get("counts") or {}).items():
+            data = self.rd.load_artifact(task.id, name, self.fp[(task.id, name)])
+            for key, value in (data.counts if data else {}).items():
                 if isinstance(value, int):
                     totals[key] = totals.get(key, 0) + value
         self.counts[name] = totals
@@ -303,14 +306,14 @@ class Pipeline:
             "classify",
             lambda t: _hash(self.fp[(t.id, "candidates")], oracle),
             lambda t, b: stages.stage_classify(
-                t, stages.decode_candidates(t, self.artifact(t, "candidates")["candidates"]), b
+                t, stages.decode_candidates(t, self.artifact(t, "candidates").candidates), b
             ),
         )
         self._stage(
             "outputs",
             lambda t: _hash(self.fp[(t.id, "classify")]),
             lambda t, b: stages.stage_outputs(
-                t, stages.decode_candidates(t, self.artifact(t, "classify")["expected"]), b
+                t, stages.decode_candidates(t, self.artifact(t, "classify").expected_inputs), b
             ),
         )
         self._stage(
@@ -336,10 +339,11 @@ class Pipeline:
         sig = task.signature
         pairs = [
             (sig.decode_input(p["input"]), sig.decode_output(p["expected"]))
-            for p in self.artifact(task, "outputs")["pairs"]
+            for p in self.artifact(task, "outputs").pairs
         ]
         return synthesize_unexpected(
-            task, pairs, self.artifact(task, "adversaries"), backend, self.config.adversaries
+            task, pairs, self.artifact(task, "adversaries").to_json(), backend,
+            self.config.adversaries,
         )
 
     # ---------------------------------------------------------------- suites
@@ -366,7 +370,8 @@ class Pipeline:
             if lite:
                 lite_tasks.append(reduced)
                 logs[task.id] = log
-                self.rd.save_artifact(task.id, "reduction", self.config.fingerprint("reduction"), log)
+                self.rd.save_artifact(task.id, "reduction", self.config.fingerprint("reduction"),
+                                      ReductionArtifact.from_json(log))
         names = ["plus", "lite"] if lite else ["plus"]
         if self.errors and any((self.rd.root / n).exists() for n in names):
             # An incomplete suite never replaces a complete one.
@@ -416,15 +421,15 @@ class Pipeline:
         unexp = self.artifact(task, "unexpected")
         pairs = [
             (sig.decode_input(p["input"]), sig.decode_output(p["expected"]), p["provenance"])
-            for p in out["pairs"]
+            for p in out.pairs
         ]
         unexpected_outputs: dict[Input, list[Any]] = {}
-        for row in unexp["rows"]:
+        for row in unexp.rows:
             unexpected_outputs[sig.decode_input(row["input"])] = [
                 sig.decode_output(u) for u in row["unexpected"]
             ]
-        kill = kill_data(sig, unexp["kill_matrix"])
-        rejects = [sig.decode_input(r["input"]) for r in cls["unexpected"]]
+        kill = kill_data(sig, unexp.kill_matrix)
+        rejects = [sig.decode_input(r["input"]) for r in cls.unexpected_inputs]
         plus = assemble_plus(
             task, pairs, unexpected_outputs, rejects, self.config.suite.keep_nonkilling_pairs
         )

@@ -26,6 +26,8 @@ import time
 from pathlib import Path
 from typing import Any, TextIO
 
+from veriscale import artifacts
+from veriscale.artifacts import SCHEMA_VERSION, Artifact
 from veriscale.atomic import write_text_atomic
 
 
@@ -118,30 +120,44 @@ class RunDir:
     def artifact_path(self, task_id: str, stage: str) -> Path:
         return self.task_dir(task_id) / f"{stage}.json"
 
-    def load_artifact(self, task_id: str, stage: str, fingerprint: str) -> Any | None:
-        """The stage's stored data when it was made under ``fingerprint``, else None."""
-        path = self.artifact_path(task_id, stage)
-        try:
-            doc = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError):
+    def load_artifact(self, task_id: str, stage: str, fingerprint: str) -> Artifact | None:
+        """The stage's typed record when it was made under ``fingerprint`` (and the
+        current schema), else None: a stale, older or misshapen artifact is recomputed."""
+        doc = self._envelope(task_id, stage)
+        if doc is None or doc.get("fingerprint") != fingerprint:
             return None
-        if not isinstance(doc, dict) or doc.get("fingerprint") != fingerprint:
-            return None
-        return doc.get("data")
+        return self._typed(stage, doc)
 
-    def read_artifact_data(self, task_id: str, stage: str) -> Any | None:
-        """The stage's stored data whatever its fingerprint (for ``veriscale reduce``,
-        which reuses what a finished run wrote)."""
+    def read_artifact(self, task_id: str, stage: str) -> Artifact | None:
+        """The stage's typed record whatever its fingerprint (for ``veriscale reduce``
+        and the report, which read what a finished run wrote)."""
+        doc = self._envelope(task_id, stage)
+        return None if doc is None else self._typed(stage, doc)
+
+    def _envelope(self, task_id: str, stage: str) -> dict[str, Any] | None:
         try:
             doc = json.loads(self.artifact_path(task_id, stage).read_text(encoding="utf-8"))
-        except (OSError, ValueError, RecursionError):
+        except (OSError, ValueError, RecursionError):  # absent, unreadable, not UTF-8
             return None
-        return doc.get("data") if isinstance(doc, dict) else None
+        if not isinstance(doc, dict) or doc.get("version") != SCHEMA_VERSION:
+            return None
+        return doc
 
-    def save_artifact(self, task_id: str, stage: str, fingerprint: str, data: Any) -> None:
+    @staticmethod
+    def _typed(stage: str, doc: dict[str, Any]) -> Artifact | None:
+        try:
+            return artifacts.from_json(stage, doc.get("data"))
+        except artifacts.ArtifactError:
+            return None
+
+    def save_artifact(self, task_id: str, stage: str, fingerprint: str,
+                      artifact: Artifact) -> None:
+        if stage != artifact.STAGE:
+            raise ValueError(f"{task_id}: a {artifact.STAGE} record saved as stage {stage}")
         write_json_atomic(
             self.artifact_path(task_id, stage),
-            {"stage": stage, "task": task_id, "fingerprint": fingerprint, "data": data},
+            {"stage": stage, "task": task_id, "version": SCHEMA_VERSION,
+             "fingerprint": fingerprint, "data": artifact.to_json()},
         )
 
     def load_manifest(self) -> dict[str, Any]:

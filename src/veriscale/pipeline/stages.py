@@ -18,6 +18,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
+from veriscale.artifacts import ClassifyArtifact
 from veriscale.backends import dispatch
 from veriscale.backends.base import Backend, Label
 from veriscale.benchmark.model import Input, Task
@@ -122,7 +123,7 @@ def _merge_llm(parts: list[dict[str, Any]]) -> dict[str, Any]:
 # ------------------------------------------------------------------ classify
 
 
-def stage_classify(task: Task, candidates: list[Candidate], backend: Backend) -> dict[str, Any]:
+def stage_classify(task: Task, candidates: list[Candidate], backend: Backend) -> ClassifyArtifact:
     """Syntax filter, then the GT precondition decides; undecided inputs are dropped."""
     inputs = [c.input for c in candidates]
     problems = dispatch.one(backend, "check_inputs", task, inputs)
@@ -134,6 +135,7 @@ def stage_classify(task: Task, candidates: list[Candidate], backend: Backend) ->
     ]
     verdicts = dispatch.one(backend, "classify", task, [c.input for c in wellformed])
     buckets: dict[str, list[dict[str, Any]]] = {"expected": [], "unexpected": [], "unknown": []}
+    # buckets by label; stored as expected / unexpected / unknown *inputs*
     stages: Counter[str] = Counter()
     for cand, verdict in zip(wellformed, verdicts, strict=True):
         row = encode_candidates(task, [cand])[0]
@@ -141,18 +143,20 @@ def stage_classify(task: Task, candidates: list[Candidate], backend: Backend) ->
             row["detail"] = verdict.detail
         buckets[verdict.label.value].append(row)
         stages[f"{verdict.label.value}:{verdict.stage}"] += 1
-    return {
-        **buckets,
-        "syntax_rejected": rejected,
-        "counts": {
+    return ClassifyArtifact(
+        expected_inputs=buckets["expected"],
+        unexpected_inputs=buckets["unexpected"],
+        unknown_inputs=buckets["unknown"],
+        syntax_rejected=rejected,
+        counts={
             "candidates": len(candidates),
             "syntax_rejected": len(rejected),
-            "expected": len(buckets["expected"]),
-            "unexpected": len(buckets["unexpected"]),
-            "unknown": len(buckets["unknown"]),
+            "expected_inputs": len(buckets["expected"]),
+            "unexpected_inputs": len(buckets["unexpected"]),
+            "unknown_inputs": len(buckets["unknown"]),
             "by_stage": dict(sorted(stages.items())),
         },
-    }
+    )
 
 
 # ------------------------------------------------------------------ outputs

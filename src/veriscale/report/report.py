@@ -105,11 +105,10 @@ def _read_json(path: Path) -> Any | None:
 
 
 def read_artifact(run_dir: Path, task_id: str, stage: str) -> Any | None:
-    """A stage artifact's data: the ``data`` of a ``RunDir`` envelope, or the file as is."""
-    doc = _read_json(Path(run_dir) / "tasks" / task_id / f"{stage}.json")
-    if isinstance(doc, dict) and "data" in doc and "stage" in doc:
-        return doc["data"]
-    return doc
+    """A stage's typed record (:mod:`veriscale.artifacts`), as the run wrote it."""
+    from veriscale.pipeline.rundir import RunDir
+
+    return RunDir(run_dir).read_artifact(task_id, stage)
 
 
 @dataclass
@@ -156,22 +155,6 @@ def _as_dict(counts: TaskCounts) -> dict[str, int]:
     return {m: getattr(counts, m) for m in METRICS}
 
 
-def _adversary_entries(data: Any) -> list[dict[str, Any]] | None:
-    if isinstance(data, dict):
-        data = data.get("adversaries")
-    if not isinstance(data, list):
-        return None
-    return [e for e in data if isinstance(e, dict)]
-
-
-def _kill_records(data: Any) -> list[dict[str, Any]] | None:
-    if isinstance(data, dict):
-        data = data.get("kill_matrix")
-    if not isinstance(data, list):
-        return None
-    return [r for r in data if isinstance(r, dict)]
-
-
 def _input_key(task: Task | None, raw: Any) -> Any:
     """A comparable key for an encoded input: canonical when the signature decodes it."""
     if task is not None:
@@ -182,50 +165,27 @@ def _input_key(task: Task | None, raw: Any) -> Any:
     return json.dumps(raw, sort_keys=True, ensure_ascii=False)
 
 
-def _compiled(entry: dict[str, Any]) -> bool:
-    if "compiled" in entry:
-        return bool(entry["compiled"])
-    return entry.get("compile_error") is None
-
-
-def _killing(entry: dict[str, Any]) -> bool | None:
-    if "killing" in entry:
-        return bool(entry["killing"])
-    if isinstance(entry.get("kills"), int | list):
-        return bool(entry["kills"])
-    return None
-
-
 def adversary_figures(
     figures: TaskFigures, run_dir: Path, plus: Task | None, lite: Task | None
 ) -> None:
-    """Fill the adversary columns of ``figures`` from the task's stage artifacts.
-
-    Adversaries come from ``adversaries.json`` (entries with ``compile_error``
-    or ``compiled``), else from the list in ``unexpected.json``; kills come from
-    the kill matrix in ``unexpected.json`` (records with ``input``,
-    ``adversary``, ``killed``), else from per-adversary ``kills``/``killing``.
-    """
+    """Fill the adversary columns of ``figures`` from the task's stage records:
+    adversaries tried and compiled from the adversaries stage (else the unexpected
+    stage's list), kills from the kill matrix the unexpected stage writes."""
+    adversaries = read_artifact(run_dir, figures.task_id, "adversaries")
     unexpected = read_artifact(run_dir, figures.task_id, "unexpected")
-    entries = _adversary_entries(read_artifact(run_dir, figures.task_id, "adversaries"))
-    if entries is None:
-        entries = _adversary_entries(unexpected)
-    if entries is not None:
-        figures.adversaries_tried = len(entries)
-        figures.adversaries_compiled = sum(1 for e in entries if _compiled(e))
-        flags = [_killing(e) for e in entries]
-        if any(f is not None for f in flags):
-            figures.adversaries_killing = sum(1 for f in flags if f)
+    if adversaries is not None:
+        figures.adversaries_tried = len(adversaries.adversaries)
+        figures.adversaries_compiled = sum(
+            1 for a in adversaries.adversaries if a.get("compile_error") is None)
+    elif unexpected is not None and unexpected.adversaries:
+        figures.adversaries_tried = len(unexpected.adversaries)
+        figures.adversaries_compiled = sum(1 for a in unexpected.adversaries if a.get("compiled"))
 
-    records = _kill_records(unexpected)
-    if records is None:
-        records = _kill_records(read_artifact(run_dir, figures.task_id, "kill_matrix"))
-    if records is not None:
+    if unexpected is not None:
         task = plus or lite
         kills: dict[Any, set[str]] = {}
-        for rec in records:
-            if rec.get("killed") and "adversary" in rec:
-                kills.setdefault(_input_key(task, rec.get("input")), set()).add(str(rec["adversary"]))
+        for rec in unexpected.killed():
+            kills.setdefault(_input_key(task, rec["input"]), set()).add(str(rec["adversary"]))
         plus_inputs = None if plus is None else {t.input for t in plus.tests}
         killed_plus = {a for k, ids in kills.items()
                        if plus_inputs is None or k in plus_inputs for a in ids}
@@ -237,17 +197,17 @@ def adversary_figures(
             )
 
     reduction = read_artifact(run_dir, figures.task_id, "reduction")
-    if isinstance(reduction, dict):
-        pairs = reduction.get("pairs")
-        if isinstance(pairs, dict):
+    if reduction is not None:
+        pairs = reduction.pairs
+        if pairs:
             figures.set_cover_size = pairs.get("set_cover_count")
             figures.set_cover_exceeds_budget = pairs.get("set_cover_exceeds_budget")
             if figures.adversaries_killed_by_lite is None and "covered_count" in pairs:
                 figures.adversaries_killed_by_lite = pairs["covered_count"]
                 if figures.adversaries_killing is None:
                     figures.adversaries_killing = pairs.get("universe_size")
-        rejects = reduction.get("reject_inputs")
-        if isinstance(rejects, dict) and isinstance(rejects.get("stage_counts"), dict):
+        rejects = reduction.reject_inputs
+        if isinstance(rejects.get("stage_counts"), dict):
             figures.reject_stages = dict(rejects["stage_counts"])
 
 
