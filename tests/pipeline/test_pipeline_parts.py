@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from veriscale.artifacts import ClassifyArtifact
+from veriscale.artifacts import SCHEMA_VERSION, ArtifactError, ClassifyArtifact, OutputsArtifact
 from veriscale.backends.base import (
     BackendStats,
     Classification,
@@ -145,3 +145,21 @@ def test_assemble_plus_keeps_original_rows_and_merges():
     full = assemble_plus(task, pairs, {}, [], keep_nonkilling=True)
     assert [t.input for t in full.tests] == [(1,), (5,), (6,)]
     assert task.tests[0].unexpected == [3]  # the input task is not changed
+
+
+def test_unreadable_or_misshapen_artifacts_are_recomputed_not_fatal(tmp_path: Path):
+    rd = RunDir(tmp_path)
+    rd.save_artifact("t1", "outputs", "fp", OutputsArtifact())
+    assert rd.load_artifact("t1", "outputs", "fp") == OutputsArtifact()
+    rd.artifact_path("t1", "outputs").write_bytes(b'{"data": "\xff"}')  # not UTF-8
+    assert rd.load_artifact("t1", "outputs", "fp") is None
+    doc = {"stage": "outputs", "task": "t1", "version": SCHEMA_VERSION, "fingerprint": "fp",
+           "data": {"pairs": [{"input": "not an object"}]}}
+    rd.artifact_path("t1", "outputs").write_text(json.dumps(doc))
+    assert rd.load_artifact("t1", "outputs", "fp") is None
+    with pytest.raises(ArtifactError, match=r"outputs.json: pairs\[0\]"):
+        OutputsArtifact.from_json(doc["data"])
+    doc["version"] = SCHEMA_VERSION - 1  # an older schema: recomputed
+    doc["data"] = OutputsArtifact().to_json()
+    rd.artifact_path("t1", "outputs").write_text(json.dumps(doc))
+    assert rd.load_artifact("t1", "outputs", "fp") is None
