@@ -71,7 +71,10 @@ class Artifact:
     provisional and made again by the next run)."""
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        data = asdict(self)
+        if not data["llm_provisional"]:  # present only on a provisional record
+            del data["llm_provisional"]
+        return data
 
     @classmethod
     def from_json(cls, data: Any) -> Artifact:
