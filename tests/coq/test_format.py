@@ -128,3 +128,32 @@ def test_changed_sections_render_the_template(tmp_path):
                                                                         postcond="result =? x + 1")))
     assert sections.code.strip() == "x + 1" and sections.precond.strip() == "true"
     assert F.CoqSections().proof == "admit."
+
+
+def test_coq_rows_share_the_codec_provenance_and_unreadable(tmp_path):
+    """The Coq format reads and writes rows through benchmark.rows: provenance survives,
+    and an unreadable test.json is never zero tests."""
+    import shutil as _shutil
+
+    from coq_paths import DATA
+
+    from veriscale.backends.coq.format import load_task_dir, write_task_dir
+    from veriscale.benchmark.model import TestCase
+
+    source = next((d for d in sorted(DATA.iterdir()) if (d / F.TEST_JSON).is_file()), None) \
+        if DATA.is_dir() else None
+    if source is None:
+        pytest.skip("VERINA's Coq track is not present")
+    task, _ = load_task_dir(source)
+    assert task is not None and task.tests
+    first = task.tests[0]
+    task.tests = [first, TestCase(first.input, first.expected, [], "mutation")]
+    write_task_dir(task, tmp_path / task.id)
+    again, _ = load_task_dir(tmp_path / task.id)
+    assert [t.provenance for t in again.tests] == ["original", "mutation"]
+    bad = tmp_path / "bad"
+    _shutil.copytree(tmp_path / task.id, bad)
+    (bad / F.TEST_JSON).write_text('{"not": "a list"}')
+    broken, issues = load_task_dir(bad)
+    assert broken.tests == [] and F.TEST_JSON in broken.unreadable
+    assert any(i.file == F.TEST_JSON for i in issues)

@@ -14,10 +14,11 @@ parameter, and drops only that row (or that unexpected output).
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from veriscale.benchmark.model import Input, Signature, TestCase
-from veriscale.values import ValueError_, decode
+from veriscale.values import ValueError_, decode, encode
 from veriscale.values.value import Unparsable
 
 TEST_JSON = "test.json"
@@ -27,6 +28,22 @@ ORIGINAL = "original"
 
 IssueFn = Callable[[str, str, str, str], None]
 """``issue(file, field, kind, message)``: how decoders report a bad value."""
+
+
+@dataclass(frozen=True)
+class ValueCodec:
+    """How one format writes a typed value into a row and reads it back.
+
+    ``decode(type, raw, file, where)`` raises ``ValueError`` for a bad value (a
+    format may also report warnings through its own issue list).
+    """
+
+    encode: Callable[[Any, Any], Any]
+    decode: Callable[[Any, Any, str, str], Any]
+
+
+VERINA_VALUES = ValueCodec(encode, lambda t, raw, file, where: decode(t, raw))
+"""The VERINA JSON value encoding (VERINA and Python-spec suites)."""
 
 
 class RowsUnreadable(ValueError):
@@ -47,34 +64,42 @@ def json_error(exc: BaseException) -> str:
 # ---------------------------------------------------------------- encoding
 
 
-def encode_test(signature: Signature, case: TestCase) -> dict[str, Any]:
+def _enc_input(signature: Signature, inp: Input, codec: ValueCodec) -> dict[str, Any]:
+    return {p.name: codec.encode(p.type, v) for p, v in zip(signature.params, inp, strict=True)}
+
+
+def encode_test(signature: Signature, case: TestCase,
+                codec: ValueCodec = VERINA_VALUES) -> dict[str, Any]:
+    ret = signature.return_type
     row: dict[str, Any] = {
-        "input": signature.encode_input(case.input),
-        "expected": signature.encode_output(case.expected),
-        "unexpected": [signature.encode_output(v) for v in case.unexpected],
+        "input": _enc_input(signature, case.input, codec),
+        "expected": codec.encode(ret, case.expected),
+        "unexpected": [codec.encode(ret, v) for v in case.unexpected],
     }
     if case.provenance != ORIGINAL:
         row["provenance"] = case.provenance
     return row
 
 
-def encode_tests(task_id: str, signature: Signature, tests: list[TestCase]) -> list[dict[str, Any]]:
+def encode_tests(task_id: str, signature: Signature, tests: list[TestCase],
+                 codec: ValueCodec = VERINA_VALUES) -> list[dict[str, Any]]:
     """``test.json`` rows; raises ``ValueError`` naming task, file and row on a bad value."""
     rows: list[dict[str, Any]] = []
     for i, case in enumerate(tests):
         try:
-            rows.append(encode_test(signature, case))
+            rows.append(encode_test(signature, case, codec))
         except (ValueError_, ValueError, TypeError) as exc:
             raise ValueError(f"{task_id}: {TEST_JSON}[{i}]: cannot encode: {exc}") from exc
     return rows
 
 
-def encode_rejects(task_id: str, signature: Signature, inputs: list[Input]) -> list[dict[str, Any]]:
+def encode_rejects(task_id: str, signature: Signature, inputs: list[Input],
+                   codec: ValueCodec = VERINA_VALUES) -> list[dict[str, Any]]:
     """``reject_inputs.json`` rows; raises ``ValueError`` naming task, file and row."""
     rows: list[dict[str, Any]] = []
     for i, inp in enumerate(inputs):
         try:
-            rows.append({"input": signature.encode_input(inp)})
+            rows.append({"input": _enc_input(signature, inp, codec)})
         except (ValueError_, ValueError, TypeError) as exc:
             raise ValueError(f"{task_id}: {REJECT_JSON}[{i}]: cannot encode: {exc}") from exc
     return rows
@@ -84,7 +109,8 @@ def encode_rejects(task_id: str, signature: Signature, inputs: list[Input]) -> l
 
 
 def decode_input(
-    signature: Signature, raw: Any, file: str, where: str, issue: IssueFn
+    signature: Signature, raw: Any, file: str, where: str, issue: IssueFn,
+    codec: ValueCodec = VERINA_VALUES,
 ) -> Input | None:
     """One ``{"param": json}`` input, reporting every bad parameter by name."""
     if not isinstance(raw, dict):
@@ -100,7 +126,7 @@ def decode_input(
     ok = True
     for p in signature.params:
         try:
-            values.append(decode(p.type, raw[p.name]))
+            values.append(codec.decode(p.type, raw[p.name], file, f"{where}.{p.name}"))
         except (ValueError_, ValueError, TypeError, RecursionError) as exc:
             issue(file, f"{where}.{p.name}", _kind(exc), _message(exc))
             ok = False
@@ -108,10 +134,11 @@ def decode_input(
 
 
 def _decode_output(
-    signature: Signature, raw: Any, file: str, where: str, issue: IssueFn
+    signature: Signature, raw: Any, file: str, where: str, issue: IssueFn,
+    codec: ValueCodec = VERINA_VALUES,
 ) -> tuple[bool, Any]:
     try:
-        return True, signature.decode_output(raw)
+        return True, codec.decode(signature.return_type, raw, file, where)
     except (ValueError_, ValueError, TypeError, RecursionError) as exc:
         issue(file, where, _kind(exc), _message(exc))
     return False, None
@@ -134,7 +161,8 @@ def _rows(rows: Any, file: str) -> list[Any]:
 
 
 def decode_tests(
-    signature: Signature, rows: Any, issue: IssueFn, file: str = TEST_JSON
+    signature: Signature, rows: Any, issue: IssueFn, file: str = TEST_JSON,
+    codec: ValueCodec = VERINA_VALUES,
 ) -> list[TestCase]:
     """The expected pairs of ``rows`` (bad rows reported and dropped).
 
@@ -147,8 +175,9 @@ def decode_tests(
         if not isinstance(row, dict) or "input" not in row or "expected" not in row:
             issue(file, where, "bad_json", "a test row needs 'input' and 'expected'")
             continue
-        inp = decode_input(signature, row["input"], file, f"{where}.input", issue)
-        ok, expected = _decode_output(signature, row["expected"], file, f"{where}.expected", issue)
+        inp = decode_input(signature, row["input"], file, f"{where}.input", issue, codec)
+        ok, expected = _decode_output(signature, row["expected"], file, f"{where}.expected",
+                                      issue, codec)
         if inp is None or not ok:
             continue
         raw_unexpected = row.get("unexpected") or []
@@ -157,7 +186,8 @@ def decode_tests(
             raw_unexpected = []
         unexpected: list[Any] = []
         for j, value in enumerate(raw_unexpected):
-            ok, decoded = _decode_output(signature, value, file, f"{where}.unexpected[{j}]", issue)
+            ok, decoded = _decode_output(signature, value, file, f"{where}.unexpected[{j}]",
+                                         issue, codec)
             if ok:
                 unexpected.append(decoded)
         provenance = row.get("provenance", ORIGINAL)
@@ -169,7 +199,8 @@ def decode_tests(
 
 
 def decode_rejects(
-    signature: Signature, rows: Any, issue: IssueFn, file: str = REJECT_JSON
+    signature: Signature, rows: Any, issue: IssueFn, file: str = REJECT_JSON,
+    codec: ValueCodec = VERINA_VALUES,
 ) -> list[Input]:
     """The unexpected inputs of ``rows``; raises :class:`RowsUnreadable` when not a list."""
     out: list[Input] = []
@@ -178,7 +209,7 @@ def decode_rejects(
         if not isinstance(row, dict) or "input" not in row:
             issue(file, where, "bad_json", "a reject row needs 'input'")
             continue
-        inp = decode_input(signature, row["input"], file, f"{where}.input", issue)
+        inp = decode_input(signature, row["input"], file, f"{where}.input", issue, codec)
         if inp is not None:
             out.append(inp)
     return out

@@ -20,16 +20,15 @@ from typing import Any
 from veriscale.atomic import write_text_atomic
 from veriscale.backends.coq.literal import parse_coq, to_coq
 from veriscale.backends.coq.types import parse_coq_type
+from veriscale.benchmark import rows
 from veriscale.benchmark.model import (
     CoqSections,
-    Input,
     LoadIssue,
     Param,
     Signature,
     Task,
-    TestCase,
 )
-from veriscale.values import TypeParseError, ValueError_, decode
+from veriscale.values import TypeParseError, decode
 from veriscale.values.value import Unparsable
 
 TASK_JSON = "task.json"
@@ -309,8 +308,8 @@ def load_task_dir(path: Path) -> tuple[Task | None, list[LoadIssue]]:
         if fname in texts:
             try:
                 data[fname] = json.loads(texts[fname])
-            except json.JSONDecodeError as exc:
-                issue(fname, "", "bad_json", str(exc))
+            except (ValueError, RecursionError) as exc:  # nested too deep, huge integers
+                issue(fname, "", "bad_json", rows.json_error(exc))
     meta = data.get(TASK_JSON)
     if not isinstance(meta, dict) or TASK_V not in texts:
         if TASK_JSON in data and not isinstance(meta, dict):
@@ -339,92 +338,61 @@ def load_task_dir(path: Path) -> tuple[Task | None, list[LoadIssue]]:
         issue(TASK_JSON, "coq_signature", "bad_json", f"malformed coq_signature: {exc!r}")
         return None, issues
 
-    def value(file: str, where: str, t: Any, raw: Any) -> tuple[bool, Any]:
-        try:
-            v, from_json = decode_value(t, raw)
-        except ValueError_ as exc:
-            issue(file, where, _kind(exc), str(exc))
-            return False, None
-        if from_json:
-            issue(file, where, RAW_JSON_VALUE,
-                  f"raw JSON {json.dumps(raw)} instead of Coq literal text; read by its type")
-        return True, v
-
-    def read_input(file: str, where: str, raw: Any) -> Input | None:
-        if not isinstance(raw, dict) or set(raw) != set(signature.names):
-            issue(file, where, "ill_typed", f"keys differ from parameters {list(signature.names)}")
-            return None
-        vals, ok = [], True
-        for p in signature.params:
-            good, v = value(file, f"{where}.{p.name}", p.type, raw[p.name])
-            ok = ok and good
-            vals.append(v)
-        return tuple(vals) if ok else None
-
-    tests: list[TestCase] = []
-    rows = data.get(TEST_JSON, [])
-    for i, row in enumerate(rows if isinstance(rows, list) else []):
-        where = f"[{i}]"
-        if not isinstance(row, dict) or "input" not in row or "expected" not in row:
-            issue(TEST_JSON, where, "bad_json", "a test row needs 'input' and 'expected'")
-            continue
-        inp = read_input(TEST_JSON, f"{where}.input", row["input"])
-        ok, expected = value(TEST_JSON, f"{where}.expected", signature.return_type,
-                             row["expected"])
-        if inp is None or not ok:
-            continue
-        unexpected = []
-        for j, raw in enumerate(row.get("unexpected") or []):
-            ok, v = value(TEST_JSON, f"{where}.unexpected[{j}]", signature.return_type, raw)
-            if ok:
-                unexpected.append(v)
-        tests.append(TestCase(inp, expected, unexpected))
-    rejects: list[Input] = []
-    rows = data.get(REJECT_JSON, [])
-    for i, row in enumerate(rows if isinstance(rows, list) else []):
-        if not isinstance(row, dict) or "input" not in row:
-            issue(REJECT_JSON, f"[{i}]", "bad_json", "a reject row needs 'input'")
-            continue
-        inp = read_input(REJECT_JSON, f"[{i}].input", row["input"])
-        if inp is not None:
-            rejects.append(inp)
+    codec = coq_values(issue)
+    unreadable: dict[str, str] = {}
+    tests = _read_rows(rows.decode_tests, signature, data, issues, TEST_JSON, issue, codec,
+                       unreadable)
+    rejects = _read_rows(rows.decode_rejects, signature, data, issues, REJECT_JSON, issue,
+                         codec, unreadable)
     task = Task(
         id=meta.get("id") if isinstance(meta.get("id"), str) else name,
         description=texts.get(DESCRIPTION, ""), signature=signature, tests=tests,
-        reject_inputs=rejects, coq=sections, meta=meta, path=path,
+        reject_inputs=rejects, coq=sections, meta=meta, path=path, unreadable=unreadable,
     )
     return task, issues
+
+
+def coq_values(issue: Any) -> rows.ValueCodec:
+    """Coq literal text in rows; raw JSON values are still read (by their type), with
+    a warning naming the row."""
+    def dec(t: Any, raw: Any, file: str, where: str) -> Any:
+        v, from_json = decode_value(t, raw)
+        if from_json:
+            issue(file, where, RAW_JSON_VALUE,
+                  f"raw JSON {json.dumps(raw)} instead of Coq literal text; read by its type")
+        return v
+    return rows.ValueCodec(lambda t, v: to_coq(t, v, arg=False), dec)
+
+
+_WRITE = rows.ValueCodec(lambda t, v: to_coq(t, v, arg=False), lambda t, raw, f, w: None)
+
+
+def _read_rows(decoder: Any, signature: Any, data: dict[str, Any], issues: list[LoadIssue],
+               file: str, issue: Any, codec: rows.ValueCodec,
+               unreadable: dict[str, str]) -> list[Any]:
+    """One rows file through the shared codec; missing or not a list is *unreadable*."""
+    if file not in data:
+        problem = next((i for i in issues if i.file == file), None)
+        unreadable[file] = problem.message if problem else f"{file} could not be read"
+        return []
+    try:
+        return decoder(signature, data[file], issue, file, codec)
+    except rows.RowsUnreadable as exc:
+        issue(file, "", "bad_json", str(exc))
+        unreadable[file] = str(exc)
+        return []
 
 
 # ---------------------------------------------------------------- writing
 
 
 def tests_json(task: Task) -> list[dict[str, Any]]:
-    sig = task.signature
-    rows = []
-    for i, case in enumerate(task.tests):
-        try:
-            rows.append({
-                "input": {p.name: to_coq(p.type, v, arg=False)
-                          for p, v in zip(sig.params, case.input, strict=True)},
-                "expected": to_coq(sig.return_type, case.expected, arg=False),
-                "unexpected": [to_coq(sig.return_type, u, arg=False) for u in case.unexpected],
-            })
-        except ValueError as exc:
-            raise ValueError(f"{task.id}: {TEST_JSON}[{i}]: cannot encode: {exc}") from exc
-    return rows
+    """``test.json`` rows in Coq literal text (the shared row codec)."""
+    return rows.encode_tests(task.id, task.signature, task.tests, _WRITE)
 
 
 def rejects_json(task: Task) -> list[dict[str, Any]]:
-    sig = task.signature
-    rows = []
-    for i, inp in enumerate(task.reject_inputs):
-        try:
-            rows.append({"input": {p.name: to_coq(p.type, v, arg=False)
-                                   for p, v in zip(sig.params, inp, strict=True)}})
-        except ValueError as exc:
-            raise ValueError(f"{task.id}: {REJECT_JSON}[{i}]: cannot encode: {exc}") from exc
-    return rows
+    return rows.encode_rejects(task.id, task.signature, task.reject_inputs, _WRITE)
 
 
 def task_json_dict(task: Task) -> dict[str, Any]:
