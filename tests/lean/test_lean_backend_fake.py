@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from veriscale.backends.base import Implementation, Label, Spec, Verdict
-from veriscale.backends.lean.backend import LeanBackend
+from veriscale.backends.lean.backend import CheckOutput, LeanBackend
 from veriscale.backends.lean.runner import NativeRunner
 from veriscale.backends.registry import make_backend
 from veriscale.benchmark.model import LeanSections, Signature, Task, TestCase
@@ -71,6 +71,9 @@ for i, line in enumerate(lines, 1):
         say(i, str(2 * x))
         continue
     if line.startswith("#check"):
+        if "666" in line:  # an input Lean refuses to elaborate
+            say(i, "type mismatch\n  666\nhas type Nat", "error")
+            continue
         say(i, line[len("#check "):] + " : Prop")
         continue
     if line.startswith("example : ¬"):
@@ -127,7 +130,8 @@ def test_classify_run_and_postcondition_in_one_process(fake_lean, tmp_path) -> N
         ("postcondition_holds", (task, None, [((3,), 6), ((3,), 5)])),
         ("run", (task, None, [(4,), (-5,)])),
     ])
-    assert _calls(log) == 1 and be.stats.processes == 1 and be.stats.checks == 7
+    # classify is two commands per input (syntax check + decide), still one process
+    assert _calls(log) == 1 and be.stats.processes == 1 and be.stats.checks == 10
     assert [c.label for c in cl] == [Label.EXPECTED, Label.UNEXPECTED, Label.UNKNOWN]
     assert "no Decidable instance" in cl[2].detail and "Plausible is not available" in cl[2].detail
     assert post == [Verdict.TRUE, Verdict.FALSE]
@@ -233,3 +237,55 @@ def test_kernel_values_of_opaque_types_are_unknown() -> None:
     out = value_outcome(stuck, parse_type("Map Int Int"), kernel=True)
     assert not out.ok and out.failure_kind == "unknown"
     assert value_outcome(stuck, parse_type("Map Int Int"), kernel=False).ok  # #eval Repr text
+
+
+def test_classify_includes_the_syntax_filter_in_the_same_file(fake_lean, tmp_path) -> None:
+    from veriscale.pipeline.stages import Candidate, stage_classify
+
+    exe, log = fake_lean
+    be = _backend(exe, tmp_path)
+    task = _task()
+    cands = [Candidate((1,), "a"), Candidate((666,), "b"), Candidate((-2,), "c"),
+             Candidate((13,), "d")]
+    data = stage_classify(task, cands, be)
+    assert _calls(log) == 1  # before: one file for the syntax filter, one for decide
+    c = data["counts"]
+    assert (c["syntax_rejected"], c["expected"], c["unexpected"], c["unknown"]) == (1, 1, 1, 1)
+    assert data["syntax_rejected"][0]["reason"].startswith("ill_typed: type mismatch")
+    assert data["syntax_rejected"][0]["input"] == {"x": 666}
+
+
+def test_ill_typed_error_on_the_check_line_is_a_syntax_rejection() -> None:
+    from veriscale.backends.lean.backend import classify_answer
+    from veriscale.backends.lean.runner import LeanMessage
+
+    def out(*msgs: tuple[str, str]) -> CheckOutput:
+        return CheckOutput([LeanMessage(sev, 1, 0, 1, 1, text) for sev, text in msgs])
+
+    bad = out(("error", "type mismatch\n  \"x\"\nhas type String"))
+    assert classify_answer([bad, bad])[0] is None
+    assert classify_answer([bad, bad])[1].startswith("ill_typed: type mismatch")
+    fine = out(("information", "F_precond 3 : Prop"))
+    assert classify_answer([fine, out(("information", "true"))]) == (True, "")
+    undecidable = out(("error", "failed to synthesize\n  Decidable (F_precond 3)"))
+    assert classify_answer([fine, undecidable]) == (None, "no Decidable instance")
+
+
+def test_file_sizing_balances_files_and_workers_follow_cores_and_memory() -> None:
+    from veriscale.backends.lean.backend import balanced_size, default_workers, file_limits
+
+    assert balanced_size(700, 600) == 350 and balanced_size(600, 600) == 600
+    assert balanced_size(1201, 600) == 401 and balanced_size(0, 600) == 600
+    assert default_workers(4000, cpus=2, memory_mb=23000) == 2
+    assert default_workers(4000, cpus=8, memory_mb=9000) == 2  # memory-bound
+    assert default_workers(4000, cpus=2, memory_mb=1000) == 1
+    assert file_limits("wasm").cell_budget > 0 and file_limits("native").cell_budget == 0
+
+
+def test_kernel_mode_proves_the_precondition_by_decide() -> None:
+    from veriscale.backends.lean import render
+
+    task = _task()
+    assert render.call_term(task, (3,), True, kernel=True) == "F 3 (by first | decide | sorry)"
+    assert render.call_term(task, (3,), True) == "F 3 (by sorry)"
+    assert render.postcond_term(task, (3,), 6, kernel=True).endswith("(by first | decide | sorry)")

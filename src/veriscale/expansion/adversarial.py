@@ -21,8 +21,10 @@ The decision of what to keep is made by small pure functions
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import json
+import random
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -46,13 +48,17 @@ class AdversarialConfig:
     flawed spec ties the suite to whichever generated specs happened to compile
     and decide, and drops the near-miss outputs that no generated spec accepted
     although they are exactly the realistic mistakes a candidate spec must reject.
-    The acceptance is recorded either way, so the paper's filter can be applied later.
+    With ``check_flawed_specs`` (default off: one more oracle round that the
+    default suites do not need) the acceptance is recorded, so the paper's
+    filter can be applied later.
     """
 
     require_flawed_spec_acceptance: bool = False
-    check_flawed_specs: bool = True
+    check_flawed_specs: bool = False
     max_specs: int = 8
     per_spec: int = 5
+    max_cells: int | None = None  # None: the backend's default_cell_budget (0 = every cell)
+    seed: int = 0
 
     @classmethod
     def from_settings(cls, settings: Any) -> AdversarialConfig:
@@ -63,11 +69,13 @@ class AdversarialConfig:
             return settings
         get = settings.get if isinstance(settings, Mapping) else (
             lambda k, d: getattr(settings, k, d))
+        cells = get("max_cells", None)
         return cls(
             require_flawed_spec_acceptance=bool(get("require_flawed_acceptance", False)),
-            check_flawed_specs=bool(get("check_flawed_specs", True)),
+            check_flawed_specs=bool(get("check_flawed_specs", False)),
             max_specs=int(get("max_specs", 8)),
             per_spec=int(get("max_adver_impl", 5)),
+            max_cells=None if cells is None else int(cells),
         )
 
 
@@ -97,6 +105,24 @@ def decide(gt: Verdict, flawed_accepts: int, require_flawed: bool) -> Decision:
     if require_flawed and flawed_accepts == 0:
         return Decision.NO_FLAWED_ACCEPTANCE
     return Decision.KEEP
+
+
+def sample_cells(rows: int, cols: int, budget: int, seed: int) -> list[list[int]]:
+    """Which rows each adversary (column) runs on: every cell, or ``budget`` cells.
+
+    The authors sampled 3000 (expected input, adversary) pairs per task; the
+    sample here is uniform over the grid without replacement, seeded per task,
+    so a rerun runs the same cells. Rows are returned sorted, per column.
+    """
+    if budget <= 0 or rows * cols <= budget:
+        return [list(range(rows)) for _ in range(cols)]
+    picked = sorted(random.Random(seed).sample(range(rows * cols), budget))
+    out: list[list[int]] = [[] for _ in range(cols)]
+    for cell in picked:
+        out[cell % cols].append(cell // cols)
+    for col in out:
+        col.sort()
+    return out
 
 
 def value_key(sig: Signature, value: Any) -> str:
@@ -271,23 +297,27 @@ def synthesize(
     result = AdversarialResult(task.id, sig, inputs, expected, records, [s.id for s in specs])
     result.unexpected = [[] for _ in inputs]
 
-    # -- run every compiled adversary on every expected input (one batched call)
-    outcomes: list[list[Outcome]] = [[] for _ in compiled]
-    if inputs and compiled:
+    # -- run every compiled adversary on its sampled expected inputs (one batched call)
+    budget = cfg.max_cells if cfg.max_cells is not None else int(
+        getattr(backend, "default_cell_budget", 0) or 0)
+    rows_of = sample_cells(len(inputs), len(compiled), budget, cfg.seed)
+    outcomes: list[list[tuple[int, Outcome]]] = [[] for _ in compiled]
+    jobs = [(c, rows) for c, rows in enumerate(rows_of) if rows]
+    if inputs and jobs:
         try:
-            raw = many(backend, "run", [(task, r.impl, inputs) for r in compiled])
+            raw = many(backend, "run", [(task, compiled[c].impl, [inputs[r] for r in rows])
+                                        for c, rows in jobs])
         except Exception as exc:  # the backend itself failed: every cell is a failure
-            raw = [[Outcome(False, error=f"backend: {exc}")] * len(inputs) for _ in compiled]
-        raw = _fit(raw, len(compiled), lambda: [])
-        outcomes = [
-            _fit(list(o), len(inputs), lambda: Outcome(False, error="backend: no outcome"))
-            for o in raw
-        ]
+            raw = [[Outcome(False, error=f"backend: {exc}")] * len(rows) for _, rows in jobs]
+        raw = _fit(raw, len(jobs), lambda: [])
+        for (c, rows), got in zip(jobs, raw, strict=True):
+            got = _fit(list(got), len(rows), lambda: Outcome(False, error="backend: no outcome"))
+            outcomes[c] = list(zip(rows, got, strict=True))
 
     # -- distinct differing outputs per row, in first-seen order
     candidates: dict[tuple[int, str], Any] = {}
     for col in outcomes:
-        for row, out in enumerate(col):
+        for row, out in col:
             if out.ok and outputs_differ(ret, out.value, expected[row]):
                 candidates.setdefault((row, value_key(sig, out.value)), out.value)
     keys = list(candidates)
@@ -303,7 +333,7 @@ def synthesize(
     # -- flawed specifications on the GT-rejected candidates
     rejected = [key for key in keys if gt[key] is Verdict.FALSE]
     accepted: dict[tuple[int, str], list[str]] = {key: [] for key in rejected}
-    if rejected and specs and cfg.check_flawed_specs:
+    if rejected and specs and (cfg.check_flawed_specs or cfg.require_flawed_spec_acceptance):
         batch = [(inputs[r], candidates[(r, k)]) for r, k in rejected]
         try:
             per_spec = many(backend, "postcondition_holds", [(task, s, batch) for s in specs])
@@ -331,7 +361,7 @@ def synthesize(
     # -- the kill matrix and the kept outputs
     for rec, col in zip(compiled, outcomes, strict=True):
         killed_rows = set()
-        for row, out in enumerate(col):
+        for row, out in col:
             if not out.ok:
                 d = Decision.FAILED
             elif not outputs_differ(ret, out.value, expected[row]):
@@ -355,6 +385,7 @@ def synthesize(
         "adversaries_compiled": len(compiled),
         "adversaries_killing": sum(1 for r in compiled if r.kills),
         "expected_pairs": len(inputs),
+        "cells_possible": len(inputs) * len(compiled),
         "cells": len(result.cells),
         "cells_failed": cell_tally[Decision.FAILED],
         "cells_same": cell_tally[Decision.SAME],
@@ -474,11 +505,17 @@ def synthesize_unexpected(
     artifact: Mapping[str, Any],
     backend: Backend,
     settings: Any = None,
+    seed: int | None = None,
 ) -> dict[str, Any]:
-    """Stage *unexpected*: :func:`synthesize` over the adversaries stage's artifact."""
+    """Stage *unexpected*: :func:`synthesize` over the adversaries stage's artifact.
+
+    ``seed`` (per task) chooses the sampled cells when a cell budget applies.
+    """
     from veriscale.llm.results import impl_from_json, spec_from_json
 
     cfg = AdversarialConfig.from_settings(settings)
+    if seed is not None:
+        cfg = dataclasses.replace(cfg, seed=seed)
     impls = [impl_from_json(a) for a in artifact.get("adversaries", [])]
     screened = {a["id"]: a.get("compile_error") for a in artifact.get("adversaries", [])}
     specs = [

@@ -310,8 +310,11 @@ class Pipeline:
             (sig.decode_input(p["input"]), sig.decode_output(p["expected"]))
             for p in self.artifact(task, "outputs")["pairs"]
         ]
+        from veriscale.expansion.mutation import task_seed
+
         return synthesize_unexpected(
-            task, pairs, self.artifact(task, "adversaries"), backend, self.config.adversaries
+            task, pairs, self.artifact(task, "adversaries"), backend, self.config.adversaries,
+            seed=task_seed(self.config.seed, task.id),
         )
 
     # ---------------------------------------------------------------- suites

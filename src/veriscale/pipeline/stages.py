@@ -122,16 +122,30 @@ def _merge_llm(parts: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def stage_classify(task: Task, candidates: list[Candidate], backend: Backend) -> dict[str, Any]:
-    """Syntax filter, then the GT precondition decides; undecided inputs are dropped."""
+    """Syntax filter, then the GT precondition decides; undecided inputs are dropped.
+
+    A backend whose ``classify`` also runs the syntax filter
+    (``classify_checks_syntax``: Lean, where each round is a process start) is
+    asked once; its ``syntax``-stage answers are the filter's rejections.
+    """
     inputs = [c.input for c in candidates]
-    problems = backend.check_inputs(task, inputs)
+    if getattr(backend, "classify_checks_syntax", False):
+        both = backend.classify(task, inputs) if inputs else []
+        problems = [v.detail or "ill_typed" if v.stage == "syntax" else None for v in both]
+        kept = [v for v in both if v.stage != "syntax"]
+    else:
+        problems = backend.check_inputs(task, inputs)
+        kept = None
     wellformed = [c for c, why in zip(candidates, problems, strict=True) if why is None]
     rejected = [
         {"input": task.signature.encode_input(c.input), "reason": why}
         for c, why in zip(candidates, problems, strict=True)
         if why is not None
     ]
-    verdicts = backend.classify(task, [c.input for c in wellformed]) if wellformed else []
+    if kept is not None:
+        verdicts = kept
+    else:
+        verdicts = backend.classify(task, [c.input for c in wellformed]) if wellformed else []
     buckets: dict[str, list[dict[str, Any]]] = {"expected": [], "unexpected": [], "unknown": []}
     stages: Counter[str] = Counter()
     for cand, verdict in zip(wellformed, verdicts, strict=True):

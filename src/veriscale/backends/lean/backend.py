@@ -193,20 +193,86 @@ def plausible_answer(out: CheckOutput) -> str:
     return "unknown"
 
 
+# ---------------------------------------------------------------- file sizing
+
+
+@dataclass(frozen=True)
+class FileLimits:
+    """How much one Lean file may hold on a runner, and what that costs in memory.
+
+    ``checks`` and ``units`` bound a file; ``peak_mb`` is the measured peak
+    resident memory of one process at those limits (benchmarks/bench_lean_files.py),
+    used to decide how many processes fit in memory at once.
+    """
+
+    checks: int
+    units: int
+    peak_mb: int
+    cell_budget: int = 0  # default (expected input, adversary) cells per task; 0 = all
+
+
+# WASM: 32-bit memory (4 GB) caps a process; a file's cost is dominated by the
+# ~110 s import of Init, so files are as large as memory allows.
+# Native: no cap, but smaller files spread over more cores.
+FILE_LIMITS = {
+    "wasm": FileLimits(checks=2400, units=20, peak_mb=4300, cell_budget=3000),
+    "native": FileLimits(checks=300, units=8, peak_mb=2000),
+}
+
+
+def file_limits(runner: str) -> FileLimits:
+    return FILE_LIMITS.get(runner, FILE_LIMITS["native"])
+
+
+def balanced_size(total: int, cap: int) -> int:
+    """The per-file size that splits ``total`` checks into the fewest files of at most ``cap``."""
+    if total <= 0:
+        return max(1, cap)
+    files = -(-total // max(1, cap))
+    return -(-total // files)
+
+
+def default_workers(peak_mb: int, cpus: int | None = None, memory_mb: int | None = None) -> int:
+    """As many Lean processes at once as there are cores, and as fit in memory; never fewer than one."""
+    cpus = cpus if cpus is not None else (os.cpu_count() or 1)
+    if memory_mb is None:
+        try:
+            memory_mb = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // (1 << 20)
+        except (ValueError, OSError, AttributeError):
+            memory_mb = 0
+    fit = memory_mb // peak_mb if memory_mb and peak_mb else cpus
+    return max(1, min(cpus, fit))
+
+
 # ---------------------------------------------------------------- plans
 
 
-_Slot = tuple[str, Any]  # ("cmd", index of its command) or ("done", known result)
+_Slot = tuple[str, Any]  # ("cmd", i), ("cmds", (i, j, ...)) or ("done", known result)
 
 
 @dataclass
 class _Plan:
-    """One request turned into commands for one unit, and how to read their answers."""
+    """One request turned into commands for one unit, and how to read their answers.
+
+    An item answered by one command has a ``("cmd", i)`` slot read by ``finish``;
+    an item answered by several (classification: the syntax check and the
+    decision, in one file) has ``("cmds", (i, j))`` read by ``finish_multi``.
+    """
 
     variant: render.Variant | None
     commands: list[str]
-    slots: list[_Slot]  # per item: ("cmd", i) or ("done", result)
+    slots: list[_Slot]
     finish: Callable[[CheckOutput], Any]
+    finish_multi: Callable[[list[CheckOutput]], Any] | None = None
+
+    def answer(self, slot: _Slot, got: list[CheckOutput]) -> Any:
+        kind, value = slot
+        if kind == "done":
+            return value
+        if kind == "cmds":
+            assert self.finish_multi is not None
+            return self.finish_multi([got[i] for i in value])
+        return self.finish(got[value])
 
 
 def _cmd(i: int) -> tuple[str, int]:
@@ -221,6 +287,7 @@ class LeanBackend:
     """The Backend protocol over Lean (native or WASM), batched; see the module doc."""
 
     name = "lean"
+    classify_checks_syntax = True  # classify's answers include the syntax filter's
 
     def __init__(
         self,
@@ -260,10 +327,11 @@ class LeanBackend:
         if mode == "compiled" and not self.runner.supports_compiled:
             raise ValueError(f"the {self.runner.name} Lean runner supports kernel mode only")
         self.mode = mode
-        wasm = self.runner.name == "wasm"
-        self.chunk_size = int(chunk_size or (600 if wasm else 300))
-        self.tasks_per_file = int(tasks_per_file or (20 if wasm else 8))
-        self.workers = max(1, int(workers or (1 if wasm else min(4, os.cpu_count() or 1))))
+        limits = file_limits(self.runner.name)
+        self.chunk_size = int(chunk_size or limits.checks)
+        self.tasks_per_file = int(tasks_per_file or limits.units)
+        self.workers = max(1, int(workers or default_workers(limits.peak_mb)))
+        self.default_cell_budget = limits.cell_budget
         self.max_heartbeats = int(max_heartbeats)
         self.keep_files = keep_files
         self.crash_retries = int(crash_retries)
@@ -330,17 +398,21 @@ class LeanBackend:
         """Split units into pieces of at most ``chunk_size`` checks, and pieces into files.
 
         Order is kept (deterministic files); a file holds at most
-        ``tasks_per_file`` pieces and ``chunk_size`` checks in total.
+        ``tasks_per_file`` pieces and ``chunk_size`` checks in total. When a
+        round needs several files, they get equal shares (``balanced_size``),
+        so parallel workers finish together instead of one waiting on a remainder.
         """
+        total = sum(len(items) for items in checks)
+        limit = balanced_size(total, self.chunk_size)
         pieces: list[tuple[render.Variant, list[tuple[int, int, str]]]] = []
         for variant, items in zip(variants, checks, strict=True):
-            for start in range(0, len(items), self.chunk_size):
-                pieces.append((variant, items[start : start + self.chunk_size]))
+            for start in range(0, len(items), limit):
+                pieces.append((variant, items[start : start + limit]))
         files: list[list[tuple[render.Variant, list[tuple[int, int, str]]]]] = []
         size = 0
         for piece in pieces:
             if not files or len(files[-1]) >= self.tasks_per_file \
-                    or size + len(piece[1]) > self.chunk_size:
+                    or size + len(piece[1]) > limit:
                 files.append([])
                 size = 0
             files[-1].append(piece)
@@ -488,7 +560,7 @@ class LeanBackend:
         answers: list[list[Any]] = []
         for p in plans:
             got = next(outs) if p.variant is not None and p.commands else []
-            answers.append([s[1] if s[0] == "done" else p.finish(got[s[1]]) for s in p.slots])
+            answers.append([p.answer(s, got) for s in p.slots])
         return answers
 
     # ------------------------------------------------------------ plan builders
@@ -561,6 +633,28 @@ class LeanBackend:
             plan.commands = []
         return plan
 
+    def _plan_classify(self, task: Task, inputs: Sequence[Input]) -> _Plan:
+        """Syntax filter and ``decide`` in one file: two commands per input.
+
+        The ``#check`` tells an ill-typed input (its error sits on the check's
+        own lines) from an undecidable one, so classification costs one Lean
+        round instead of two.
+        """
+        problem = self._lean_task(task)
+        if problem:
+            return _Plan(None, [], [_done((None, problem)) for _ in inputs], bool_answer)
+        commands: list[str] = []
+        slots: list[_Slot] = []
+        for inp in inputs:
+            try:
+                term = render.precond_term(task, inp)
+            except Exception as exc:  # an ill-typed value: that input fails, not the call
+                slots.append(_done((None, f"ill_typed: {exc}")))
+                continue
+            slots.append(("cmds", (len(commands), len(commands) + 1)))
+            commands += [render.check_command(term), render.decide_command(term, self.kernel)]
+        return _Plan(render.Variant(task), commands, slots, bool_answer, classify_answer)
+
     def _plan_post(
         self, task: Task, spec: Spec | None, pairs: Sequence[tuple[Input, Any]]
     ) -> _Plan:
@@ -568,7 +662,7 @@ class LeanBackend:
         variant = None if problem else render.Variant(task, spec=spec)
         plan = self._plan_items(
             variant, pairs,
-            lambda pair: render.decide_command(render.postcond_term(task, pair[0], pair[1]),
+            lambda pair: render.decide_command(render.postcond_term(task, pair[0], pair[1], self.kernel),
                                                self.kernel),
             bool_answer, lambda why: (None, why))
         if problem:
@@ -597,7 +691,8 @@ class LeanBackend:
 
         return self._plan_items(
             variant, inputs,
-            lambda inp: render.value_command(render.call_term(task, inp, with_proof), ret, kernel),
+            lambda inp: render.value_command(render.call_term(task, inp, with_proof, kernel), ret,
+                                               kernel),
             finish, lambda why: Outcome(False, error=why))
 
     def _plan_test(self, task: Task, impl: Implementation | None,
@@ -641,7 +736,7 @@ class LeanBackend:
         """
         builders: dict[str, Callable[..., _Plan]] = {
             "check_inputs": self._plan_check_inputs,
-            "classify": lambda task, inputs: self._plan_decide(task, None, inputs),
+            "classify": self._plan_classify,
             "precondition_holds": self._plan_decide,
             "postcondition_holds": self._plan_post,
             "run": self._plan_run,
@@ -847,6 +942,15 @@ def _broken_definitions(out: CheckOutput, limit: int = 200) -> str:
     if out.dropped_imports:
         return f"unsupported: imports unavailable here ({', '.join(out.dropped_imports)}): {first}"
     return "compile: " + first
+
+
+def classify_answer(outs: list[CheckOutput]) -> tuple[bool | None, str]:
+    """(syntax check, decision) → the decision, or ``ill_typed`` when the input is."""
+    check, decision = outs
+    why = check_answer(check)
+    if why is not None and why.startswith("ill_typed"):
+        return None, why
+    return bool_answer(decision)
 
 
 def compile_answer(out: CheckOutput) -> str | None:

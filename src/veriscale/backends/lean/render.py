@@ -241,16 +241,28 @@ def precond_term(task: Task, inp: Input) -> str:
     return f"{task.signature.name}_precond {args}".rstrip()
 
 
-def postcond_term(task: Task, inp: Input, output: object) -> str:
+PRECOND_PROOF = "(by sorry)"
+KERNEL_PRECOND_PROOF = "(by first | decide | sorry)"
+"""The ``h_precond`` argument. Compiled code erases proofs, so ``sorry`` is harmless
+there; kernel reduction can meet the proof (code that matches on it, or a result
+built from it) and a ``sorry`` then blocks it, so in kernel mode the proof is
+``decide`` where the precondition is decidable and ``sorry`` only where it is not."""
+
+
+def precond_proof(kernel: bool) -> str:
+    return KERNEL_PRECOND_PROOF if kernel else PRECOND_PROOF
+
+
+def postcond_term(task: Task, inp: Input, output: object, kernel: bool = False) -> str:
     args = args_text(task, inp)
     out = value_text(task.signature.return_type, output)
     head = f"{task.signature.name}_postcond {args}".rstrip()
-    return f"{head} {out} (by sorry)"
+    return f"{head} {out} {precond_proof(kernel)}"
 
 
-def call_term(task: Task, inp: Input, with_proof: bool) -> str:
+def call_term(task: Task, inp: Input, with_proof: bool, kernel: bool = False) -> str:
     args = args_text(task, inp)
-    proof = " (by sorry)" if with_proof else ""
+    proof = " " + precond_proof(kernel) if with_proof else ""
     return f"{task.signature.name} {args}".rstrip() + proof
 
 
