@@ -22,7 +22,15 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 from rich.table import Table
 
 from veriscale import __version__
@@ -65,6 +73,36 @@ class RunResult:
     errors: dict[str, dict[str, str]] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
     counts: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+class FileProgress:
+    """The second bar of a stage: Lean files and checks done of those planned so far.
+
+    Totals grow as rounds are packed (a stage's later rounds depend on earlier
+    answers), so the time-left estimate is for the work known at that moment.
+    """
+
+    def __init__(self, progress: Progress) -> None:
+        self.progress = progress
+        self.files_total = 0
+        self.files_done = 0
+        self.checks_total = 0
+        self.task: TaskID | None = None
+        self._lock = threading.Lock()
+
+    def update(self, event: str, files: int, checks: int) -> None:
+        with self._lock:
+            if self.task is None:
+                self.task = self.progress.add_task("", total=0, label="  lean")
+            if event == "planned":
+                self.files_total += files
+                self.checks_total += checks
+                self.progress.update(self.task, total=self.checks_total)
+            else:
+                self.files_done += files
+                self.progress.update(self.task, advance=checks)
+            self.progress.update(
+                self.task, description=f"checks; files {self.files_done}/{self.files_total}")
 
 
 class Pipeline:
@@ -171,15 +209,19 @@ class Pipeline:
                 todo.append(task)
         done = len(live) - len(todo)
         with Progress(
-            TextColumn(f"[bold]{name:<12}"),
+            TextColumn("[bold]{task.fields[label]:<12}"),
             BarColumn(),
             MofNCompleteColumn(),
             TextColumn("{task.description}"),
             TimeElapsedColumn(),
+            TextColumn("left"),
+            TimeRemainingColumn(),
             console=self.console,
             transient=True,
         ) as progress:
-            bar = progress.add_task("", total=len(live), completed=done)
+            bar = progress.add_task("", total=len(live), completed=done, label=name)
+            files = FileProgress(progress) if needs_backend and todo else None
+            hooked = self._hook_progress(files)
 
             def one(task: Task, backend: Backend) -> Any:
                 data = compute(task, backend)
@@ -192,21 +234,25 @@ class Pipeline:
 
             backend = self.backend if needs_backend and todo else None
             workers = llm_workers(self.config.llm) if asks_llm else 1
-            if backend is not None and can_coalesce(backend) and len(todo) > 1:
-                results = coalesced_map(backend, one, todo)
-            elif backend is not None and is_remote(self._executor) and len(todo) > 1:
-                # Units run elsewhere: keep several tasks' oracle calls in flight.
-                results = concurrent_map(backend, one, todo,
-                                         self.config.execution.concurrent_tasks)
-            elif workers > 1 and len(todo) > 1:
-                results = llm_task_map(one, todo, backend, workers)
-            else:
-                results = []
-                for task in todo:
-                    try:
-                        results.append(one(task, backend))
-                    except Exception as exc:
-                        results.append(exc)
+            try:
+                if backend is not None and can_coalesce(backend) and len(todo) > 1:
+                    results = coalesced_map(backend, one, todo)
+                elif backend is not None and is_remote(self._executor) and len(todo) > 1:
+                    # Units run elsewhere: keep several tasks' oracle calls in flight.
+                    results = concurrent_map(backend, one, todo,
+                                             self.config.execution.concurrent_tasks)
+                elif workers > 1 and len(todo) > 1:
+                    results = llm_task_map(one, todo, backend, workers)
+                else:
+                    results = []
+                    for task in todo:
+                        try:
+                            results.append(one(task, backend))
+                        except Exception as exc:
+                            results.append(exc)
+            finally:
+                if hooked is not None:
+                    hooked.progress = None
         if asks_llm:
             raise_if_stopped(self._provider)  # the endpoint cannot answer at all
         for task, result in zip(todo, results, strict=True):
@@ -231,6 +277,16 @@ class Pipeline:
             data["llm_provisional"] = failures[:20]
             self.fp[(task.id, name)] = self.fp[(task.id, name)] + "-provisional"
 
+    def _hook_progress(self, files: FileProgress | None) -> Any:
+        """Let a backend that reports its files (Lean) drive the file/check bar."""
+        if files is None:
+            return None
+        backend = self.backend
+        if not hasattr(backend, "progress"):
+            return None
+        backend.progress = files.update
+        return backend
+
     def artifact(self, task: Task, name: str) -> Any:
         data = self.rd.load_artifact(task.id, name, self.fp[(task.id, name)])
         if data is None:
@@ -249,9 +305,12 @@ class Pipeline:
         self.counts[name] = totals
         title = (f"stage {name}: {self.timings[name]:.1f}s"
                  f" ({self.resumed.get(name, 0)} of {len(self.tasks)} tasks resumed)")
-        table = Table(title=title, title_justify="left", show_header=False, box=None)
-        table.add_column("count")
-        table.add_column("total", justify="right")
+        # The title goes on its own line: as a table title it wraps to the width
+        # of the two narrow columns when the output is not a terminal.
+        self.console.print(f"[bold]{title}[/]", soft_wrap=True)
+        table = Table(show_header=False, box=None)
+        table.add_column("count", no_wrap=True)
+        table.add_column("total", justify="right", no_wrap=True)
         for key, value in totals.items():
             table.add_row(key.replace("_", " "), str(value))
         self.console.print(table)

@@ -345,6 +345,17 @@ class LeanBackend:
             self.stats.extra["ignored_options"] = ignored
         self._counter = 0
         self._lock = threading.Lock()
+        self.progress: Callable[[str, int, int], None] | None = None
+        """Called with ("planned", files, checks) when a round is packed and
+        ("done", 1, checks) as each file finishes, for a progress display."""
+
+    def _notify(self, event: str, files: int, checks: int) -> None:
+        hook = self.progress
+        if hook is not None:
+            try:
+                hook(event, files, checks)
+            except Exception:  # a display must never break an oracle round
+                log.debug("progress hook failed", exc_info=True)
 
     @property
     def kernel(self) -> bool:
@@ -381,6 +392,7 @@ class LeanBackend:
             unit_checks[u].extend((ji, ci, c) for ci, c in enumerate(cmds))
         files = self._pack(unit_variants, unit_checks)
         if files:
+            self._notify("planned", len(files), sum(len(i) for f in files for _, i in f))
             width = self.executor.width(self.workers, len(files))
             with ThreadPoolExecutor(max_workers=width) as pool:
                 for outs in pool.map(self._run_file, files):
@@ -440,6 +452,17 @@ class LeanBackend:
         UNKNOWN, never the candidate's FAIL.
         """
         outs: list[tuple[tuple[int, int], CheckOutput]] = []
+        planned = sum(len(items) for _, items in pieces)
+        try:
+            self._run_attempts(pieces, outs)
+        finally:
+            self._notify("done", 1, planned)
+        return outs
+
+    def _run_attempts(
+        self, pieces: list[tuple[render.Variant, list[tuple[int, int, str]]]],
+        outs: list[tuple[tuple[int, int], CheckOutput]],
+    ) -> None:
         attempt = 0
         while pieces:
             done, rest, culprit = self._run_once(pieces)
@@ -455,7 +478,6 @@ class LeanBackend:
                 break
             attempt += 1
             pieces = rest
-        return outs
 
     def _run_once(
         self, pieces: list[tuple[render.Variant, list[tuple[int, int, str]]]]
