@@ -39,6 +39,8 @@ print("[DEBUG:I] banner")
 for i, line in enumerate(lines, 1):
     if "BROKEN" in line:
         say(i, "unknown identifier 'BROKEN'", "error")
+    if "Array.mkArray" in line and "def Array.mkArray" not in "\n".join(lines):
+        say(i, "Unknown constant `Array.mkArray`", "error")
     m = re.match(r"#eval! decide \((\w+)_precond (.*)\)$", line)
     if m:
         (x,) = ints(m.group(2))
@@ -289,3 +291,32 @@ def test_kernel_mode_proves_the_precondition_by_decide() -> None:
     assert render.call_term(task, (3,), True, kernel=True) == "F 3 (by first | decide | sorry)"
     assert render.call_term(task, (3,), True) == "F 3 (by sorry)"
     assert render.postcond_term(task, (3,), 6, kernel=True).endswith("(by first | decide | sorry)")
+
+
+def test_compatibility_names_are_added_only_when_missing(fake_lean, tmp_path) -> None:
+    exe, log = fake_lean
+    be = _backend(exe, tmp_path)
+    task = _task()
+    old = _task("toy_old")
+    old.lean.code_aux = "def pad (n : Nat) : Array Int := Array.mkArray n 0"  # type: ignore[union-attr]
+    first = be.evaluate_many([("run", (old, None, [(2,)])), ("run", (task, None, [(3,)]))])
+    assert [o.value for r in first for o in r] == [4, 6]
+    assert _calls(log) == 2  # the old task's unit once more, now with the definition
+    assert be.stats.extra["compat"] == {"toy_old": ["Array.mkArray"]}
+    text = [p for p in (tmp_path / "work").glob("*.lean")]
+    assert not text  # files are removed after use
+    (again,) = be.run(old, None, [(5,)])
+    assert again.value == 10 and _calls(log) == 3  # known now: one file
+    (plain,) = be.run(task, None, [(1,)])
+    assert plain.value == 2 and "toy_1" not in be.stats.extra["compat"]
+
+
+def test_compat_needed_reads_lean_errors() -> None:
+    from veriscale.backends.lean import compat
+
+    assert compat.needed(["Unknown constant `Array.mkArray`"]) == {"Array.mkArray"}
+    assert compat.needed(["invalid field 'data', the environment does not contain "
+                          "'String.data'\n  s\nhas type\n  String"]) == {"String.data"}
+    assert compat.needed(["type mismatch Array.mkArray"]) == set()
+    assert compat.needed(["unknown identifier 'foo'"]) == set()
+    assert "Array.replicate" in compat.definitions({"Array.mkArray"})

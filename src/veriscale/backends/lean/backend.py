@@ -60,7 +60,7 @@ from veriscale.backends.base import (
     Spec,
     Verdict,
 )
-from veriscale.backends.lean import render
+from veriscale.backends.lean import compat, render
 from veriscale.backends.lean.runner import LeanMessage, LeanRunner, RunResult, make_runner
 from veriscale.backends.lean.safety import check_imports, check_untrusted_lean
 from veriscale.benchmark.model import Input, Task
@@ -345,6 +345,7 @@ class LeanBackend:
             self.stats.extra["ignored_options"] = ignored
         self._counter = 0
         self._lock = threading.Lock()
+        self.compat: dict[str, set[str]] = {}  # task id → compatibility names it needed
         self.progress: Callable[[str, int, int], None] | None = None
         """Called with ("planned", files, checks) when a round is packed and
         ("done", 1, checks) as each file finishes, for a progress display."""
@@ -467,17 +468,36 @@ class LeanBackend:
         while pieces:
             done, rest, culprit = self._run_once(pieces)
             outs.extend(done)
-            if culprit is None:
-                break
-            outs.append(culprit)
-            if attempt >= self.crash_retries:
-                why = culprit[1].failure
-                why = why if why.startswith("infrastructure") else f"infrastructure: {why}"
-                outs.extend(((ji, idx), CheckOutput([], f"{why} (not retried)"))
-                            for _, items in rest for ji, idx, _ in items)
-                break
-            attempt += 1
-            pieces = rest
+            if culprit is not None:
+                outs.append(culprit)
+                if attempt >= self.crash_retries:
+                    why = culprit[1].failure
+                    why = why if why.startswith("infrastructure") else f"infrastructure: {why}"
+                    outs.extend(((ji, idx), CheckOutput([], f"{why} (not retried)"))
+                                for _, items in rest for ji, idx, _ in items)
+                    break
+                attempt += 1
+            pieces = rest  # unreached checks, or units retried with compatibility names
+
+    def _compat_for(self, pieces: Sequence[tuple[render.Variant, Any]]) -> str:
+        with self._lock:
+            names = set().union(*(self.compat.get(v.task.id, set()) for v, _ in pieces))
+        return compat.definitions(names)
+
+    def _needs_compat(self, task: Task, errors: list[str]) -> bool:
+        """Record compatibility names ``errors`` ask for; True if any is new for ``task``."""
+        wanted = compat.needed(errors)
+        with self._lock:
+            have = self.compat.setdefault(task.id, set())
+            new = wanted - have
+            if not new:
+                if not have:
+                    del self.compat[task.id]
+                return False
+            have |= new
+            self.stats.extra["compat"] = {t: sorted(n) for t, n in sorted(self.compat.items())}
+        log.warning("%s: adding compatibility definitions for %s", task.id, ", ".join(sorted(new)))
+        return True
 
     def _run_once(
         self, pieces: list[tuple[render.Variant, list[tuple[int, int, str]]]]
@@ -489,7 +509,8 @@ class LeanBackend:
             for i, (v, items) in enumerate(pieces)
         ]
         layout = render.layout_file(units, kernel=self.kernel, max_heartbeats=self.max_heartbeats,
-                                    allow_import=self._allow_import)
+                                    allow_import=self._allow_import,
+                                    prelude=self._compat_for(pieces))
         name = self._next_name()  # the unit writes the file wherever it runs
         start = time.monotonic()
         got = self.executor.map(
@@ -533,6 +554,9 @@ class LeanBackend:
             def_errors = [m.text for m in att.definitions[ui] if m.is_error]
             own = set(variant.imports())  # another unit's missing imports are not this one's
             dropped = [m for m in layout.dropped_imports if m in own]
+            if def_errors and self._needs_compat(variant.task, def_errors):
+                rest.append((variant, list(items)))  # again, with the missing names defined
+                continue
             left: list[tuple[int, int, str]] = []
             for ci, item in enumerate(items):
                 ji, idx, command = item

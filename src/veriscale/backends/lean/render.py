@@ -414,8 +414,13 @@ def layout_file(
     kernel: bool,
     max_heartbeats: int,
     allow_import: object = is_core_import,
+    prelude: str = "",
 ) -> Layout:
-    """The text of one Lean file holding ``units``, and where each piece landed."""
+    """The text of one Lean file holding ``units``, and where each piece landed.
+
+    ``prelude`` (top-level declarations, e.g. compatibility definitions) goes
+    after the options, outside every unit; its messages count as the header's.
+    """
     wanted: list[str] = []
     for u in units:
         for mod in u.variant.imports():
@@ -430,6 +435,8 @@ def layout_file(
         "set_option format.width 100000000",
         "set_option linter.unusedVariables false",
     ]
+    if prelude.strip():
+        head += ["", prelude.strip("\n")]
     header = w.add("\n".join(head))
     defs: list[tuple[int, int]] = []
     checks: list[list[tuple[int, int]]] = []
