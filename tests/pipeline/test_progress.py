@@ -37,3 +37,18 @@ def test_stage_titles_do_not_wrap_when_not_a_terminal(bundled_dir: Path, tmp_pat
     lines = out.getvalue().splitlines()
     assert any(line.startswith("stage classify: ") and line.endswith("tasks resumed)")
                for line in lines), lines[:20]
+
+
+def test_the_progress_hook_reaches_the_lean_backend_through_the_cache(bundled_lean_dir: Path,
+                                                                      tmp_path: Path) -> None:
+    from veriscale.backends.cache import CachingBackend, OracleCache
+    from veriscale.backends.lean.backend import LeanBackend
+    from veriscale.backends.lean.runner import NativeRunner
+    from veriscale.pipeline.run import Pipeline
+
+    lean = LeanBackend(NativeRunner(lean_path="/nonexistent/lean", work_dir=tmp_path / "w"))
+    wrapped = CachingBackend(lean, OracleCache(tmp_path / "c.sqlite"))
+    pipe = Pipeline(bundled_lean_dir, tmp_path / "run", RunConfig(), backend=wrapped)  # type: ignore[arg-type]
+    with Progress(console=Console(file=io.StringIO()), auto_refresh=False) as progress:
+        files = FileProgress(progress)
+        assert pipe._hook_progress(files) is lean and lean.progress == files.update

@@ -281,8 +281,11 @@ class Pipeline:
         """Let a backend that reports its files (Lean) drive the file/check bar."""
         if files is None:
             return None
-        backend = self.backend
-        if not hasattr(backend, "progress"):
+        backend: Any = self.backend
+        # Through wrappers (the oracle cache) to the backend that owns the hook.
+        while "progress" not in vars(backend) and getattr(backend, "inner", None) is not None:
+            backend = backend.inner
+        if "progress" not in vars(backend):
             return None
         backend.progress = files.update
         return backend
