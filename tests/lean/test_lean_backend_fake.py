@@ -72,6 +72,17 @@ for i, line in enumerate(lines, 1):
             sys.exit(1)
         say(i, str(2 * x))
         continue
+    m = re.match(r"#reduce decide \((\w+)_precond (.*)\)$", line)
+    if m:  # kernel mode: 55 gets stuck in #reduce, 56 in the kernel too
+        (x,) = ints(m.group(2))
+        say(i, "Decidable.rec (fun h => false) ..." if x in (55, 56) else str(x > 0).lower())
+        continue
+    m = re.match(r"example : (¬ )?\((\w+)_precond (.*)\) := by decide \+kernel$", line)
+    if m:
+        (x,) = ints(m.group(3))
+        if x == 56 or (m.group(1) is None) != (x > 0):
+            say(i, "decide failed", "error")
+        continue
     if line.startswith("#check"):
         if "666" in line:  # an input Lean refuses to elaborate
             say(i, "type mismatch\n  666\nhas type Nat", "error")
@@ -320,3 +331,14 @@ def test_compat_needed_reads_lean_errors() -> None:
     assert compat.needed(["type mismatch Array.mkArray"]) == set()
     assert compat.needed(["unknown identifier 'foo'"]) == set()
     assert "Array.replicate" in compat.definitions({"Array.mkArray"})
+
+
+def test_stuck_decide_is_asked_of_the_kernel(fake_lean, tmp_path) -> None:
+    exe, log = fake_lean
+    be = _backend(exe, tmp_path, mode="kernel")
+    got = be.precondition_holds(_task(), None, [(1,), (55,), (-3,), (56,)])
+    assert got == [Verdict.TRUE, Verdict.TRUE, Verdict.FALSE, Verdict.UNKNOWN]
+    assert _calls(log) == 2  # the stuck ones once more, in one file
+    assert be.stats.extra["kernel_decide"] == {"asked": 2, "decided": 1}
+    assert be.precondition_holds(_task(), None, [(2,)]) == [Verdict.TRUE]
+    assert _calls(log) == 3  # nothing stuck: no second file

@@ -31,6 +31,7 @@ from typing import Any
 
 from veriscale.backends.base import Backend, Implementation, Outcome, Spec, Verdict
 from veriscale.backends.batch import many
+from veriscale.backends.causes import cause_counts
 from veriscale.benchmark.model import Input, Signature, Task
 from veriscale.values import LeanType, values_equal
 
@@ -390,6 +391,8 @@ def synthesize(
         "cells_failed": cell_tally[Decision.FAILED],
         "cells_same": cell_tally[Decision.SAME],
         "cells_killed": cell_tally[Decision.KEEP],
+        **cause_counts("cells failed", [c.outcome.error or "" for c in result.cells
+                                        if c.decision is Decision.FAILED]),
         "distinct_differing_outputs": len(keys),
         "unexpected_kept": kept,
         "discarded_gt_accepts": tally[Decision.GT_ACCEPTS],

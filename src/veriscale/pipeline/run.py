@@ -75,6 +75,13 @@ class RunResult:
     counts: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
+def _stats_of(backend: Any) -> dict[str, float]:
+    """The backend's process/check/second counters (zeros without a backend)."""
+    st = getattr(backend, "stats", None)
+    return {"processes": getattr(st, "processes", 0), "checks": getattr(st, "checks", 0),
+            "seconds": float(getattr(st, "seconds", 0.0))}
+
+
 class FileProgress:
     """The second bar of a stage: Lean files and checks done of those planned so far.
 
@@ -131,6 +138,7 @@ class Pipeline:
         self.load_issues: list[str] = []
         self.fp: dict[tuple[str, str], str] = {}
         self.evaluation_time: dict[str, Any] = {}
+        self.stage_backend: dict[str, dict[str, float]] = {}  # per stage: processes, checks
         self.suites_kept: list[str] = []
         self.previous_timings: dict[str, float] = dict(self.rd.load_manifest().get("timings", {}))
 
@@ -234,6 +242,7 @@ class Pipeline:
 
             backend = self.backend if needs_backend and todo else None
             workers = llm_workers(self.config.llm) if asks_llm else 1
+            before = _stats_of(backend)
             try:
                 if backend is not None and can_coalesce(backend) and len(todo) > 1:
                     results = coalesced_map(backend, one, todo)
@@ -253,6 +262,10 @@ class Pipeline:
             finally:
                 if hooked is not None:
                     hooked.progress = None
+                if backend is not None:
+                    after = _stats_of(backend)
+                    self.stage_backend[name] = {k: round(after[k] - before[k], 3)
+                                                for k in after}
         if asks_llm:
             raise_if_stopped(self._provider)  # the endpoint cannot answer at all
         for task, result in zip(todo, results, strict=True):
@@ -316,6 +329,10 @@ class Pipeline:
         table.add_column("total", justify="right", no_wrap=True)
         for key, value in totals.items():
             table.add_row(key.replace("_", " "), str(value))
+        oracle = self.stage_backend.get(name)
+        if oracle and oracle.get("checks"):
+            table.add_row("oracle processes", str(int(oracle["processes"])))
+            table.add_row("oracle checks", str(int(oracle["checks"])))
         self.console.print(table)
 
     def run_expansion(self) -> None:
@@ -514,6 +531,7 @@ class Pipeline:
             "counts": self.counts,
             "backend_stats": backend_stats,
             "execution": self._executor.describe() if self._executor is not None else {},
+            "backend_stats_by_stage": self.stage_backend,
             "llm_usage": usage,
             "evaluation_time": self.evaluation_time,
         }

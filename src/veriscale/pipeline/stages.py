@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from veriscale.backends.base import Backend, Label
+from veriscale.backends.causes import cause_counts
 from veriscale.benchmark.model import Input, Task
 from veriscale.pipeline.config import RunConfig
 
@@ -163,6 +164,7 @@ def stage_classify(task: Task, candidates: list[Candidate], backend: Backend) ->
             "expected": len(buckets["expected"]),
             "unexpected": len(buckets["unexpected"]),
             "unknown": len(buckets["unknown"]),
+            **cause_counts("unknown", [r.get("detail", "") for r in buckets["unknown"]]),
             "by_stage": dict(sorted(stages.items())),
         },
     }
@@ -203,6 +205,7 @@ def stage_outputs(task: Task, expected: list[Candidate], backend: Backend) -> di
             "expected_inputs": len(expected),
             "pairs": len(pairs),
             "failures": len(failures),
+            **cause_counts("failed", [f["error"] or "" for f in failures]),
             "reference_mismatches": len(mismatches),
         },
     }

@@ -376,7 +376,8 @@ class LeanBackend:
     def _allow_import(self, module: str) -> bool:
         return self.runner.accepts_mathlib or render.is_core_import(module)
 
-    def _execute(self, jobs: Sequence[tuple[render.Variant, list[str]]]) -> list[list[CheckOutput]]:
+    def _execute(self, jobs: Sequence[tuple[render.Variant, list[str]]],
+                 _fallback: bool = False) -> list[list[CheckOutput]]:
         """Run every job's commands; one :class:`CheckOutput` per command, in order."""
         results: list[list[CheckOutput | None]] = [[None] * len(cmds) for _, cmds in jobs]
         # One unit per distinct variant: checks of one task share its definitions.
@@ -403,7 +404,46 @@ class LeanBackend:
         for row in results:
             final.append([o if o is not None else CheckOutput([], "infrastructure: not run")
                       for o in row])
+        if self.kernel and not _fallback:
+            self._kernel_decide(jobs, final)
         return final
+
+    def _kernel_decide(self, jobs: Sequence[tuple[render.Variant, list[str]]],
+                       final: list[list[CheckOutput]]) -> None:
+        """Ask the kernel itself where ``#reduce decide`` got stuck (one more round).
+
+        Each stuck ``P`` becomes two examples, ``P`` and ``¬P`` by ``decide +kernel``,
+        next to the same definitions; the one that elaborates is the answer. An
+        example that needed ``sorry``, or neither elaborating, leaves it unknown.
+        """
+        where: list[tuple[int, int]] = []
+        retry: list[tuple[render.Variant, list[str]]] = []
+        for ji, (variant, cmds) in enumerate(jobs):
+            for ci, cmd in enumerate(cmds):
+                prop = render.decided_prop(cmd)
+                if prop is None:
+                    continue
+                answer, why = bool_answer(final[ji][ci])
+                if answer is None and why.startswith("stuck reduction"):
+                    where.append((ji, ci))
+                    retry.append((variant, [render.kernel_decide_command(prop, True),
+                                            render.kernel_decide_command(prop, False)]))
+        if not retry:
+            return
+        outs = self._execute(retry, _fallback=True)
+        decided = 0
+        for (ji, ci), (pos, neg) in zip(where, outs, strict=True):
+            got = kernel_answer(pos, neg)
+            if got is not None:
+                decided += 1
+                old = final[ji][ci]
+                final[ji][ci] = CheckOutput(
+                    [LeanMessage("information", 0, 0, 0, 0, "true" if got else "false")],
+                    "", old.definition_errors, old.header_errors, old.dropped_imports)
+        with self._lock:
+            kd = self.stats.extra.setdefault("kernel_decide", {"asked": 0, "decided": 0})
+            kd["asked"] += len(where)
+            kd["decided"] += decided
 
     def _pack(
         self, variants: list[render.Variant], checks: list[list[tuple[int, int, str]]]
@@ -988,6 +1028,17 @@ def _broken_definitions(out: CheckOutput, limit: int = 200) -> str:
     if out.dropped_imports:
         return f"unsupported: imports unavailable here ({', '.join(out.dropped_imports)}): {first}"
     return "compile: " + first
+
+
+def kernel_answer(pos: CheckOutput, neg: CheckOutput) -> bool | None:
+    """``P`` / ``¬P`` by ``decide +kernel``: which one elaborated cleanly, if exactly one."""
+
+    def proved(out: CheckOutput) -> bool:
+        return (not out.failure and not out.errors
+                and not any("sorry" in m.text for m in out.messages))
+
+    p, n = proved(pos), proved(neg)
+    return None if p == n else p
 
 
 def classify_answer(outs: list[CheckOutput]) -> tuple[bool | None, str]:

@@ -342,6 +342,27 @@ def decide_command(prop: str, kernel: bool) -> str:
     return f"#reduce decide ({prop})" if kernel else f"#eval! decide ({prop})"
 
 
+def decided_prop(command: str) -> str | None:
+    """``P`` of a kernel-mode ``#reduce decide (P)`` command, else None."""
+    head, tail = "#reduce decide (", ")"
+    if command.startswith(head) and command.endswith(tail):
+        return command[len(head):-len(tail)]
+    return None
+
+
+def kernel_decide_command(prop: str, holds: bool) -> str:
+    """A proof of ``P`` (or of ``¬P``) by the kernel's own evaluation of ``decide``.
+
+    ``#reduce`` respects irreducibility, so code behind well-founded recursion
+    (``Array.all``, ``Array.any``, ...) prints a stuck ``Decidable.rec`` term;
+    the kernel unfolds it. The example elaborates without error exactly when
+    the kernel reduced ``decide`` to ``true``, so the answer is as trustworthy
+    as any ``decide`` proof.
+    """
+    goal = f"({prop})" if holds else f"¬ ({prop})"
+    return f"example : {goal} := by decide +kernel"
+
+
 def value_command(call: str, ret: LeanType, kernel: bool) -> str:
     if kernel:
         term, _ = projection(ret, call)
