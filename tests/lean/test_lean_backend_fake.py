@@ -342,3 +342,15 @@ def test_stuck_decide_is_asked_of_the_kernel(fake_lean, tmp_path) -> None:
     assert be.stats.extra["kernel_decide"] == {"asked": 2, "decided": 1}
     assert be.precondition_holds(_task(), None, [(2,)]) == [Verdict.TRUE]
     assert _calls(log) == 3  # nothing stuck: no second file
+
+
+def test_pack_fills_files_across_units(tmp_path) -> None:
+    from veriscale.backends.lean import render
+
+    be = _backend(Path("/nonexistent/lean"), tmp_path, chunk_size=2400)
+    variants = [render.Variant(_task(f"toy_{i}")) for i in range(5)]
+    checks = [[(i, k, "#check (Nat.zero)") for k in range(1504)] for i in range(5)]
+    files = be._pack(variants, checks)
+    sizes = [sum(len(items) for _, items in f) for f in files]
+    assert len(files) == 4 and sizes == [1880, 1880, 1880, 1880]  # ceil(7520 / 2400) files
+    assert [c for f in files for _, items in f for c in items] == [c for u in checks for c in u]

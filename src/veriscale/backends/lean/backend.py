@@ -457,19 +457,22 @@ class LeanBackend:
         """
         total = sum(len(items) for items in checks)
         limit = balanced_size(total, self.chunk_size)
-        pieces: list[tuple[render.Variant, list[tuple[int, int, str]]]] = []
-        for variant, items in zip(variants, checks, strict=True):
-            for start in range(0, len(items), limit):
-                pieces.append((variant, items[start : start + limit]))
         files: list[list[tuple[render.Variant, list[tuple[int, int, str]]]]] = []
+        current: list[tuple[render.Variant, list[tuple[int, int, str]]]] = []
         size = 0
-        for piece in pieces:
-            if not files or len(files[-1]) >= self.tasks_per_file \
-                    or size + len(piece[1]) > limit:
-                files.append([])
-                size = 0
-            files[-1].append(piece)
-            size += len(piece[1])
+        for variant, items in zip(variants, checks, strict=True):
+            at = 0
+            while at < len(items):
+                if size >= limit or len(current) >= self.tasks_per_file:
+                    files.append(current)
+                    current, size = [], 0
+                # a unit may continue in the next file (its definitions are repeated there)
+                take = min(limit - size, len(items) - at)
+                current.append((variant, items[at : at + take]))
+                size += take
+                at += take
+        if current:
+            files.append(current)
         return files
 
     def _next_name(self) -> str:
