@@ -33,7 +33,7 @@ def background_lean_job() -> Path:
     config = RunConfig.model_validate({
         "seed": 5,
         "backend": "lean",
-        "backend_options": {"runner": "wasm", "workers": 2},
+        "backend_options": {"runner": "wasm", "workers": 1},  # other modules use the other core
         "tasks": TASKS,
         "seeds": {"candidates_per_round": 4},
         "mutation": {"max_mutations_per_input": 1, "max_candidates_per_task": 20},
