@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import stat
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from veriscale.backends import isolation
 from veriscale.backends.base import Implementation, Label, Spec, Verdict
 from veriscale.backends.lean.backend import CheckOutput, LeanBackend
 from veriscale.backends.lean.runner import NativeRunner
@@ -97,12 +99,13 @@ for i, line in enumerate(lines, 1):
 
 
 @pytest.fixture()
-def fake_lean(tmp_path: Path) -> tuple[Path, Path]:
+def fake_lean(tmp_path: Path) -> Iterator[tuple[Path, Path]]:
     log = tmp_path / "calls.log"
     exe = tmp_path / "lean"
     exe.write_text(f"#!{sys.executable}\nLOG = {str(log)!r}\n" + FAKE)
     exe.chmod(exe.stat().st_mode | stat.S_IEXEC)
-    return exe, log
+    with isolation.using("none"):  # the fake writes its call log outside its work dir
+        yield exe, log
 
 
 def _task(task_id: str = "toy_1") -> Task:

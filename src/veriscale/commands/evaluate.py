@@ -19,6 +19,7 @@ from rich.table import Table
 
 from veriscale.backends.registry import backend_names, make_backend
 from veriscale.benchmark.loader import load_benchmark
+from veriscale.commands.sandbox_option import configure_sandbox, sandbox_option
 from veriscale.execution.settings import executor_from_cli, executor_options
 
 SHOWN_TASK_METRICS = {"code": "code", "precond_sound_complete": "pre s&c",
@@ -49,6 +50,13 @@ def _backend_options(runner: str | None, options: tuple[str, ...]) -> dict[str, 
         except json.JSONDecodeError:
             opts[key] = raw
     return opts
+
+
+def _with_isolation(data: dict[str, Any]) -> dict[str, Any]:
+    """``--json`` output says which OS isolation the candidates ran under."""
+    from veriscale.backends import isolation
+
+    return {**data, "isolation": isolation.current().to_json()}
 
 
 def _fmt(x: float | None) -> str:
@@ -87,11 +95,12 @@ def _load(suite: Path, tasks: tuple[str, ...], console: Console, quiet: bool
               help="At most this many mutants per task and kind (code, precond, postcond).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of tables.")
 @executor_options
+@sandbox_option
 def evaluate_command(suites: tuple[Path, ...], solutions: Path | None, mutants: bool,
                      backend_name: str | None, runner: str | None, timeout: float | None,
                      backend_opts: tuple[str, ...], ks_text: str, tasks: tuple[str, ...],
                      seed: int, max_mutants: int, as_json: bool, executor: str | None,
-                     ray_address: str | None) -> None:
+                     ray_address: str | None, sandbox: str | None) -> None:
     """Score SOLUTIONS on SUITE (VERINA semantics, pass@k with lower/upper bounds), or with
     --mutants the discriminative power of each SUITE."""
     console = Console(stderr=as_json)
@@ -100,6 +109,7 @@ def evaluate_command(suites: tuple[Path, ...], solutions: Path | None, mutants: 
     if not mutants and len(suites) != 1:
         raise click.UsageError("--solutions scores one suite at a time")
     ks = _parse_ks(ks_text)
+    configure_sandbox(sandbox)
     loaded, load_issues = [], []
     for s in suites:
         ts, issues = _load(s, tasks, console, as_json)
@@ -154,7 +164,7 @@ def _run_solutions(backend: Any, suite: tuple[str, list[Any]], solutions: Path,
     task_issues = list(report.issues)  # tasks whose rows cannot be read: never PASS
     report.issues = list(load_issues or []) + [str(i) for i in issues] + task_issues
     if as_json:
-        json.dump(report.to_json(), sys.stdout, indent=1)
+        json.dump(_with_isolation(report.to_json()), sys.stdout, indent=1)
         sys.stdout.write("\n")
         return
     scores = Table(title=f"{name}: scores (%, mean over {len(tasks)} tasks)")
@@ -199,7 +209,7 @@ def _run_mutants(backend: Any, loaded: list[tuple[str, list[Any]]], seed: int,
     except ValueError as exc:
         raise click.ClickException(str(exc)) from exc
     if as_json:
-        json.dump(report.to_json(), sys.stdout, indent=1)
+        json.dump(_with_isolation(report.to_json()), sys.stdout, indent=1)
         sys.stdout.write("\n")
         return
     kinds = ["code", "precond", "postcond", "all"]

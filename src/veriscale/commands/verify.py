@@ -10,6 +10,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from veriscale.commands.sandbox_option import configure_sandbox, sandbox_option
 from veriscale.evaluation.verify import KINDS, Counts, VerifyReport
 from veriscale.execution.settings import executor_from_cli, executor_options
 
@@ -25,9 +26,11 @@ from veriscale.execution.settings import executor_from_cli, executor_options
               help="Time limit in seconds: per check (Python backend) or per Lean file (Lean).")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @executor_options
+@sandbox_option
 def verify_command(dataset_dir: Path, backend_name: str, runner: str | None,
                    task_list: str | None, timeout: float | None, as_json: bool,
-                   executor: str | None, ray_address: str | None) -> None:
+                   executor: str | None, ray_address: str | None,
+                   sandbox: str | None) -> None:
     """Check that DATASET_DIR agrees with its own ground truth: test inputs satisfy
     the GT precondition, reject inputs violate it, expected outputs satisfy the GT
     postcondition, unexpected outputs violate it, and the reference implementation
@@ -37,6 +40,7 @@ def verify_command(dataset_dir: Path, backend_name: str, runner: str | None,
     from veriscale.evaluation.verify import verify_dataset
 
     console = Console(stderr=True)
+    info = configure_sandbox(sandbox)
     options: dict[str, object] = {}
     if runner is not None and backend_name == "lean":
         options["runner"] = runner
@@ -54,7 +58,7 @@ def verify_command(dataset_dir: Path, backend_name: str, runner: str | None,
     for issue in report.load_issues:
         console.print(f"[yellow]load:[/] {issue}")
     if as_json:
-        click.echo(json.dumps(report.to_json(), indent=2))
+        click.echo(json.dumps({**report.to_json(), "isolation": info.to_json()}, indent=2))
     else:
         _print_table(report)
     sys.exit(1 if report.disagreements else 0)

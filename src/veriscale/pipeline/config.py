@@ -102,6 +102,12 @@ class RunConfig(_Section):
         "(python for Python-spec tasks, lean for VERINA tasks)",
     )
     backend_options: dict[str, Any] = Field(default_factory=dict)
+    sandbox: str = Field(
+        "auto",
+        description="OS isolation of untrusted code: auto (bubblewrap when it works, else "
+        "a warning), os (refuse to run without it), none (off)",
+        pattern="^(auto|os|none)$",
+    )
     llm: dict[str, Any] = Field(
         default_factory=lambda: {"provider": "offline"},
         description="LLM provider settings; see veriscale.llm.config",

@@ -147,10 +147,14 @@ class Pipeline:
     @property
     def backend(self) -> Backend:
         if self._backend is None:
+            from veriscale.backends import isolation
             from veriscale.backends.registry import make_backend
 
-            self._backend = make_backend(self.config.backend, executor=self.executor,
-                                         **self.config.backend_options)
+            isolation.configure(self.config.sandbox)  # raises when "os" cannot isolate
+            options = dict(self.config.backend_options)
+            if self.config.backend == "python":
+                options.setdefault("seed", self.config.seed)  # seeds `random` per candidate
+            self._backend = make_backend(self.config.backend, executor=self.executor, **options)
         return self._backend
 
     @property
@@ -521,6 +525,7 @@ class Pipeline:
             "benchmark_format": formats,
             "config": self.config.model_dump(mode="json"),
             "seed": self.config.seed,
+            "isolation": _isolation_json(),
             "versions": {"python": platform.python_version(), "veriscale": __version__},
             "tasks": [t.id for t in self.tasks],
             "load_issues": self.load_issues,
@@ -585,3 +590,10 @@ def run_pipeline(
         pipe.rd.unlock()
     return RunResult(pipe.rd.root, [t.id for t in pipe.tasks], pipe.errors, pipe.timings,
                      pipe.counts)
+
+
+def _isolation_json() -> dict[str, Any]:
+    """Which OS isolation untrusted code ran under (for the manifest)."""
+    from veriscale.backends import isolation
+
+    return isolation.current().to_json()
