@@ -19,8 +19,7 @@ from veriscale.backends.isolation.policy import (
     using,
     warn_if_unisolated,
 )
-from veriscale.backends.isolation.seccomp import build_filter, denied_syscalls
-from veriscale.backends.isolation.spawn import (
+from veriscale.backends.isolation.process import (
     Completed,
     Mounts,
     ProcessLimits,
@@ -30,6 +29,7 @@ from veriscale.backends.isolation.spawn import (
     spawn,
     tool_mounts,
 )
+from veriscale.backends.isolation.seccomp import build_filter, denied_syscalls
 
 __all__ = [
     "ENV_VAR", "MODES", "SANDBOX_UID", "Completed", "IsolationInfo", "IsolationUnavailable",
