@@ -3,7 +3,10 @@ VERINA data in ../shared (tests that need it skip without it)."""
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -52,3 +55,49 @@ def bundled_dir() -> Path:
 @pytest.fixture(scope="session")
 def bundled_lean_dir() -> Path:
     return _in_repo(BUNDLED_LEAN)
+
+
+# ---------------------------------------------------------------- real-Lean jobs, overlapped
+#
+# Each Lean-marked module does its real-Lean work in one module-level function,
+# ``background_lean_job()``, and its tests read the result through the
+# ``lean_job`` fixture. When collection selects Lean tests, every selected
+# module's job starts at once (longest first), one thread per core: the
+# pipeline test's Lean rounds are sequential, so the other modules' files run
+# on the otherwise idle core, and the Lean tests take about as long as the
+# longest job, not the sum of all.
+
+_LEAN_JOBS: dict[str, Future] = {}
+_LEAN_POOL: ThreadPoolExecutor | None = None
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    global _LEAN_POOL
+    if session.config.option.collectonly:
+        return
+    modules: dict[str, Any] = {}
+    for item in session.items:
+        module = getattr(item, "module", None)
+        if item.get_closest_marker("lean") and hasattr(module, "background_lean_job"):
+            modules.setdefault(module.__name__, module)
+    if not modules:
+        return
+    _LEAN_POOL = ThreadPoolExecutor(max_workers=max(1, os.cpu_count() or 1),
+                                    thread_name_prefix="lean-job")
+    order = sorted(modules.values(), key=lambda m: -getattr(m, "LEAN_JOB_WEIGHT", 1))
+    for module in order:
+        _LEAN_JOBS[module.__name__] = _LEAN_POOL.submit(module.background_lean_job)
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    if _LEAN_POOL is not None:
+        _LEAN_POOL.shutdown(wait=True, cancel_futures=True)
+
+
+@pytest.fixture(scope="module")
+def lean_job(request: pytest.FixtureRequest) -> Any:
+    """The result of this module's ``background_lean_job`` (run here if not started)."""
+    future = _LEAN_JOBS.get(request.module.__name__)
+    if future is None:
+        return request.module.background_lean_job()
+    return future.result()

@@ -38,6 +38,7 @@ class ToyBackend:
         self.stats = BackendStats()
         self.compiled: list[str] = []
         self.runs = 0
+        self.post_calls = 0
 
     def compile(self, task: Task, impl: Implementation | None = None,
                 spec: Spec | None = None) -> str | None:
@@ -59,6 +60,7 @@ class ToyBackend:
 
     def postcondition_holds(self, task: Task, spec: Spec | None,
                             pairs: Sequence[tuple[Input, Any]]) -> list[Verdict]:
+        self.post_calls += 1
         fn = self.gt if spec is None else self.specs[spec.id]
         return [Verdict.of(fn(inp[0], out)) for inp, out in pairs]
 
@@ -113,6 +115,7 @@ def run(config: AdversarySettings | None = None, specs: dict | None = None, **kw
     specs = specs if specs is not None else {"spec-pos": lambda xs, out: out >= 0}
     backend = ToyBackend(IMPLS, gt, specs)
     advs = [impl(c) for c in [*IMPLS, "first", "broken"]]  # a duplicate and a non-compiling one
+    config = config or AdversarySettings(check_flawed_specs=True)
     result = synthesize(TASK, PAIRS, advs, backend, config=config,
                         specs=[Spec(id=s, postcond="x") for s in specs], **kw)
     return result, backend
@@ -196,3 +199,38 @@ def test_a_backend_that_returns_too_few_results_costs_cells_not_the_task() -> No
     result = synthesize(TASK, PAIRS, [impl("zero")], Short(IMPLS, gt, {}))
     # a short answer cannot be matched to its items: every cell of it is a failure
     assert result.counts["cells"] == 3 and result.counts["cells_failed"] == 3
+
+
+def test_flawed_acceptance_is_only_asked_for_when_wanted() -> None:
+    result, without = run(AdversarySettings())
+    assert result.counts["unexpected_kept"] == 4
+    assert result.counts["kept_also_accepted_by_flawed_spec"] == 0 and not result.vacuous_specs
+    with_specs, asked = run(AdversarySettings(check_flawed_specs=True))
+    assert with_specs.counts["kept_also_accepted_by_flawed_spec"] == 3
+    assert without.post_calls < asked.post_calls  # one oracle round fewer
+
+
+def test_sample_cells_is_seeded_uniform_and_bounded() -> None:
+    from veriscale.expansion.adversarial import sample_cells
+
+    assert sample_cells(3, 2, 0, 1) == [[0, 1, 2], [0, 1, 2]]  # no budget: every cell
+    assert sample_cells(3, 2, 6, 1) == [[0, 1, 2], [0, 1, 2]]  # budget covers the grid
+    got = sample_cells(50, 8, 100, 7)
+    assert sum(len(c) for c in got) == 100 and len(got) == 8
+    assert all(c == sorted(set(c)) and all(0 <= r < 50 for r in c) for c in got)
+    assert got == sample_cells(50, 8, 100, 7) != sample_cells(50, 8, 100, 8)
+
+
+def test_cell_budget_limits_adversary_runs() -> None:
+    full, _ = run(AdversarySettings())
+    cut, _ = run(AdversarySettings(max_cells=7), seed=3)
+    assert full.counts["cells"] == 15 and cut.counts["cells"] == 7
+    assert cut.counts["cells_possible"] == 15
+    # every sampled cell is decided exactly as in the full grid
+    full_cells = {(c.row, c.adversary): c.decision for c in full.cells}
+    assert all(full_cells[(c.row, c.adversary)] is c.decision for c in cut.cells)
+    # the backend's default budget applies when the config leaves it unset
+    advs = [impl(c) for c in IMPLS]
+    backend = ToyBackend(IMPLS, gt, {})
+    backend.default_cell_budget = 4
+    assert synthesize(TASK, PAIRS, advs, backend).counts["cells"] == 4

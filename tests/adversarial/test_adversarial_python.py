@@ -129,7 +129,8 @@ def test_pipeline_stages_with_the_offline_provider(task, backend, pairs):
     counts = artifact["counts"]
     assert counts["specs_compiled"] == counts["specs_proposed"] >= 3
     assert counts["adversaries_compiled"] == counts["adversaries_tried"] >= 5
-    data = synthesize_unexpected(task, pairs, json.loads(json.dumps(artifact)), backend, None)
+    data = synthesize_unexpected(task, pairs, json.loads(json.dumps(artifact)), backend,
+                                 {"check_flawed_specs": True})
     json.dumps(data)
     assert data["counts"]["adversaries_tried"] == counts["adversaries_tried"]
     assert data["counts"]["unexpected_kept"] > 0
@@ -145,4 +146,5 @@ def test_pipeline_stages_with_the_offline_provider(task, backend, pairs):
     # deterministic: the same artifact and result again
     again = generate_adversaries(task, OfflineProvider(seed=1), backend, None)
     assert again == artifact
-    assert synthesize_unexpected(task, pairs, again, backend, None) == data
+    assert synthesize_unexpected(task, pairs, again, backend,
+                                 {"check_flawed_specs": True}) == data

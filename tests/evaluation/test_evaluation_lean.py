@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -13,11 +14,16 @@ from veriscale.evaluation.solutions import Candidate, SolutionLine, to_candidate
 
 pytestmark = pytest.mark.lean
 
+VERINA = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "verina"
 
-def test_lean_code_scoring(verina_dir: Path) -> None:
+
+def background_lean_job() -> dict[str, Any]:
+    """The Lean work of this module (started with the other Lean modules, see conftest)."""
     from veriscale.backends.registry import make_backend
 
-    (task,), issues = load_benchmark(verina_dir, ["verina_basic_1"])
+    if not VERINA.is_dir():
+        pytest.skip("../shared/data/verina is not present")
+    (task,), issues = load_benchmark(VERINA, ["verina_basic_1"])
     assert not issues and task.lean is not None
     gt = to_candidate(task, SolutionLine(task_id=task.id, code=task.lean.code), 0)
     wrong = to_candidate(task, SolutionLine(task_id=task.id, code="a * b ≤ 0"), 1)
@@ -28,6 +34,11 @@ def test_lean_code_scoring(verina_dir: Path) -> None:
         res = evaluate_batch(be, items)  # type: ignore[arg-type]
     finally:
         be.close()
+    return {"task": task, "results": res}
+
+
+def test_lean_code_scoring(lean_job: dict[str, Any]) -> None:
+    task, res = lean_job["task"], lean_job["results"]
     assert res[0].metrics["code"] == Bounded(Score.PASS, Score.PASS), res[0].errors
     assert res[0].tallies["code"].passed == len(task.tests)
     assert res[1].metrics["code"] == Bounded(Score.FAIL, Score.FAIL)

@@ -239,3 +239,38 @@ def test_bundled_ground_truth_passes_everywhere(bundled_dir: Path, backend: Any)
            if any(v != Bounded(P, P) for v in s.metrics.values())}
     assert not bad
     assert rep.score("code_spec", "lower") == 1.0
+
+
+def test_mutant_early_stop_keeps_every_verdict(backend: Any, suite: Path) -> None:
+    """Stopping at a mutant's first FAIL changes no score, and runs fewer tests."""
+    from veriscale.evaluation.harness import score_mutants
+
+    (task,), _ = load_benchmark(suite)
+    items = [(task, m) for m in task_mutants(task, 20, 0)]
+
+    class Counting:
+        def __init__(self, inner: Any) -> None:
+            self.inner, self.name, self.items = inner, inner.name, 0
+
+        def __getattr__(self, op: str) -> Any:
+            fn = getattr(self.inner, op)
+
+            def counted(*args: Any) -> Any:
+                self.items += len(args[-1]) if args and isinstance(args[-1], list) else 0
+                return fn(*args)
+            return counted
+
+    full, early = Counting(backend), Counting(backend)
+    want = score_mutants(full, items, early_stop=False)
+    got = score_mutants(early, items)
+    assert got == want
+    assert early.items < full.items
+
+
+def test_round_slices_cover_every_test_once() -> None:
+    from veriscale.evaluation.harness import round_slices
+
+    assert round_slices(0) == []
+    assert round_slices(3) == [(0, 1), (1, 3)]
+    assert round_slices(200) == [(0, 1), (1, 5), (5, 21), (21, 85), (85, 200)]
+    assert round_slices(7, ()) == [(0, 7)]

@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import stat
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from veriscale.backends import isolation
 from veriscale.backends.base import Implementation, Label, Spec, Verdict
-from veriscale.backends.lean.backend import LeanBackend
+from veriscale.backends.lean.backend import CheckOutput, LeanBackend
 from veriscale.backends.lean.runner import NativeRunner
 from veriscale.backends.registry import make_backend
 from veriscale.benchmark.model import LeanSections, Signature, Task, TestCase
@@ -39,6 +41,8 @@ print("[DEBUG:I] banner")
 for i, line in enumerate(lines, 1):
     if "BROKEN" in line:
         say(i, "unknown identifier 'BROKEN'", "error")
+    if "Array.mkArray" in line and "def Array.mkArray" not in "\n".join(lines):
+        say(i, "Unknown constant `Array.mkArray`", "error")
     m = re.match(r"#eval! decide \((\w+)_precond (.*)\)$", line)
     if m:
         (x,) = ints(m.group(2))
@@ -70,7 +74,21 @@ for i, line in enumerate(lines, 1):
             sys.exit(1)
         say(i, str(2 * x))
         continue
+    m = re.match(r"#reduce decide \((\w+)_precond (.*)\)$", line)
+    if m:  # kernel mode: 55 gets stuck in #reduce, 56 in the kernel too
+        (x,) = ints(m.group(2))
+        say(i, "Decidable.rec (fun h => false) ..." if x in (55, 56) else str(x > 0).lower())
+        continue
+    m = re.match(r"example : (¬ )?\((\w+)_precond (.*)\) := by decide \+kernel$", line)
+    if m:
+        (x,) = ints(m.group(3))
+        if x == 56 or (m.group(1) is None) != (x > 0):
+            say(i, "decide failed", "error")
+        continue
     if line.startswith("#check"):
+        if "666" in line:  # an input Lean refuses to elaborate
+            say(i, "type mismatch\n  666\nhas type Nat", "error")
+            continue
         say(i, line[len("#check "):] + " : Prop")
         continue
     if line.startswith("example : ¬"):
@@ -81,12 +99,13 @@ for i, line in enumerate(lines, 1):
 
 
 @pytest.fixture()
-def fake_lean(tmp_path: Path) -> tuple[Path, Path]:
+def fake_lean(tmp_path: Path) -> Iterator[tuple[Path, Path]]:
     log = tmp_path / "calls.log"
     exe = tmp_path / "lean"
     exe.write_text(f"#!{sys.executable}\nLOG = {str(log)!r}\n" + FAKE)
     exe.chmod(exe.stat().st_mode | stat.S_IEXEC)
-    return exe, log
+    with isolation.using("none"):  # the fake writes its call log outside its work dir
+        yield exe, log
 
 
 def _task(task_id: str = "toy_1") -> Task:
@@ -127,7 +146,8 @@ def test_classify_run_and_postcondition_in_one_process(fake_lean, tmp_path) -> N
         ("postcondition_holds", (task, None, [((3,), 6), ((3,), 5)])),
         ("run", (task, None, [(4,), (-5,)])),
     ])
-    assert _calls(log) == 1 and be.stats.processes == 1 and be.stats.checks == 7
+    # classify is two commands per input (syntax check + decide), still one process
+    assert _calls(log) == 1 and be.stats.processes == 1 and be.stats.checks == 10
     assert [c.label for c in cl] == [Label.EXPECTED, Label.UNEXPECTED, Label.UNKNOWN]
     assert "no Decidable instance" in cl[2].detail and "Plausible is not available" in cl[2].detail
     assert post == [Verdict.TRUE, Verdict.FALSE]
@@ -233,3 +253,107 @@ def test_kernel_values_of_opaque_types_are_unknown() -> None:
     out = value_outcome(stuck, parse_type("Map Int Int"), kernel=True)
     assert not out.ok and out.failure_kind == "unknown"
     assert value_outcome(stuck, parse_type("Map Int Int"), kernel=False).ok  # #eval Repr text
+
+
+def test_classify_includes_the_syntax_filter_in_the_same_file(fake_lean, tmp_path) -> None:
+    from veriscale.pipeline.stages import Candidate, stage_classify
+
+    exe, log = fake_lean
+    be = _backend(exe, tmp_path)
+    task = _task()
+    cands = [Candidate((1,), "a"), Candidate((666,), "b"), Candidate((-2,), "c"),
+             Candidate((13,), "d")]
+    data = stage_classify(task, cands, be)
+    assert _calls(log) == 1  # before: one file for the syntax filter, one for decide
+    c = data["counts"]
+    assert (c["syntax_rejected"], c["expected"], c["unexpected"], c["unknown"]) == (1, 1, 1, 1)
+    assert data["syntax_rejected"][0]["reason"].startswith("ill_typed: type mismatch")
+    assert data["syntax_rejected"][0]["input"] == {"x": 666}
+
+
+def test_ill_typed_error_on_the_check_line_is_a_syntax_rejection() -> None:
+    from veriscale.backends.lean.backend import classify_answer
+    from veriscale.backends.lean.runner import LeanMessage
+
+    def out(*msgs: tuple[str, str]) -> CheckOutput:
+        return CheckOutput([LeanMessage(sev, 1, 0, 1, 1, text) for sev, text in msgs])
+
+    bad = out(("error", "type mismatch\n  \"x\"\nhas type String"))
+    assert classify_answer([bad, bad])[0] is None
+    assert classify_answer([bad, bad])[1].startswith("ill_typed: type mismatch")
+    fine = out(("information", "F_precond 3 : Prop"))
+    assert classify_answer([fine, out(("information", "true"))]) == (True, "")
+    undecidable = out(("error", "failed to synthesize\n  Decidable (F_precond 3)"))
+    assert classify_answer([fine, undecidable]) == (None, "no Decidable instance")
+
+
+def test_file_sizing_balances_files_and_workers_follow_cores_and_memory() -> None:
+    from veriscale.backends.lean.backend import balanced_size, default_workers, file_limits
+
+    assert balanced_size(700, 600) == 350 and balanced_size(600, 600) == 600
+    assert balanced_size(1201, 600) == 401 and balanced_size(0, 600) == 600
+    assert default_workers(4000, cpus=2, memory_mb=23000) == 2
+    assert default_workers(4000, cpus=8, memory_mb=9000) == 2  # memory-bound
+    assert default_workers(4000, cpus=2, memory_mb=1000) == 1
+    assert file_limits("wasm").cell_budget > 0 and file_limits("native").cell_budget == 0
+
+
+def test_kernel_mode_proves_the_precondition_by_decide() -> None:
+    from veriscale.backends.lean import render
+
+    task = _task()
+    assert render.call_term(task, (3,), True, kernel=True) == "F 3 (by first | decide | sorry)"
+    assert render.call_term(task, (3,), True) == "F 3 (by sorry)"
+    assert render.postcond_term(task, (3,), 6, kernel=True).endswith("(by first | decide | sorry)")
+
+
+def test_compatibility_names_are_added_only_when_missing(fake_lean, tmp_path) -> None:
+    exe, log = fake_lean
+    be = _backend(exe, tmp_path)
+    task = _task()
+    old = _task("toy_old")
+    old.lean.code_aux = "def pad (n : Nat) : Array Int := Array.mkArray n 0"  # type: ignore[union-attr]
+    first = be.evaluate_many([("run", (old, None, [(2,)])), ("run", (task, None, [(3,)]))])
+    assert [o.value for r in first for o in r] == [4, 6]
+    assert _calls(log) == 2  # the old task's unit once more, now with the definition
+    assert be.stats.extra["compat"] == {"toy_old": ["Array.mkArray"]}
+    text = [p for p in (tmp_path / "work").glob("*.lean")]
+    assert not text  # files are removed after use
+    (again,) = be.run(old, None, [(5,)])
+    assert again.value == 10 and _calls(log) == 3  # known now: one file
+    (plain,) = be.run(task, None, [(1,)])
+    assert plain.value == 2 and "toy_1" not in be.stats.extra["compat"]
+
+
+def test_compat_needed_reads_lean_errors() -> None:
+    from veriscale.backends.lean import compat
+
+    assert compat.needed(["Unknown constant `Array.mkArray`"]) == {"Array.mkArray"}
+    assert compat.needed(["invalid field 'data', the environment does not contain "
+                          "'String.data'\n  s\nhas type\n  String"]) == {"String.data"}
+    assert compat.needed(["type mismatch Array.mkArray"]) == set()
+    assert compat.needed(["unknown identifier 'foo'"]) == set()
+    assert "Array.replicate" in compat.definitions({"Array.mkArray"})
+
+
+def test_stuck_decide_is_asked_of_the_kernel(fake_lean, tmp_path) -> None:
+    exe, log = fake_lean
+    be = _backend(exe, tmp_path, mode="kernel")
+    got = be.precondition_holds(_task(), None, [(1,), (55,), (-3,), (56,)])
+    assert got == [Verdict.TRUE, Verdict.TRUE, Verdict.FALSE, Verdict.UNKNOWN]
+    assert _calls(log) == 2  # the stuck ones once more, in one file
+    assert be.stats.extra["kernel_decide"] == {"asked": 2, "decided": 1}
+    assert be.precondition_holds(_task(), None, [(2,)]) == [Verdict.TRUE]
+    assert _calls(log) == 3  # nothing stuck: no second file
+
+
+def test_pack_fills_files_across_units(tmp_path) -> None:
+    from veriscale.backends.lean import render
+
+    be = _backend(Path("/nonexistent/lean"), tmp_path, chunk_size=2400)
+    variants = [render.Variant(_task(f"toy_{i}")) for i in range(5)]
+    checks = [[(i, k, "#check (Nat.zero)") for k in range(1504)] for i in range(5)]
+    files = be._pack(variants, checks)
+    sizes = [sum(len(items) for _, items in f) for f in files]
+    assert len(files) == 4 and sizes == [1880, 1880, 1880, 1880]  # ceil(7520 / 2400) files
+    assert [c for f in files for _, items in f for c in items] == [c for u in checks for c in u]

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import stat
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from test_lean_backend_fake import FAKE, _backend, _task
 
+from veriscale.backends import isolation
 from veriscale.backends.base import Implementation, Outcome
 from veriscale.evaluation.harness import evaluate
 from veriscale.evaluation.scoring import Score
@@ -27,14 +29,15 @@ TRIGGERS = LOOP + """    if "HANG" in line:
 
 
 @pytest.fixture()
-def fake(tmp_path: Path) -> Path:
+def fake(tmp_path: Path) -> Iterator[Path]:
     """The fake answers line by line, so a trigger keeps the messages before it."""
     log = tmp_path / "calls.log"
     exe = tmp_path / "lean"
     assert LOOP in FAKE
     exe.write_text(f"#!{sys.executable}\nLOG = {str(log)!r}\n" + FAKE.replace(LOOP, TRIGGERS))
     exe.chmod(exe.stat().st_mode | stat.S_IEXEC)
-    return exe
+    with isolation.using("none"):  # the fake writes its call log outside its work dir
+        yield exe
 
 
 def _impl(body: str) -> Implementation:

@@ -497,3 +497,32 @@ def test_reading_seeds_never_raises_anything_but_parse_error(text: str) -> None:
     assert split_reasoning(answer)[0] == answer  # setting reasoning aside is idempotent
     with contextlib.suppress(ParseError):
         parse_inputs(text, SIG)
+
+
+def test_an_extra_lean_fence_is_not_merged_into_the_spec() -> None:
+    from veriscale.llm.parsers import parse_lean_spec
+
+    text = ("```lean\ndef maxIndex_postcond (xs : List Int) (result : Nat) "
+            "(h_precond : maxIndex_precond (xs)) : Prop :=\n  result < xs.length\n```\n"
+            "Check it:\n```lean\ndef check_it : Bool := true\n#eval check_it\n```")
+    spec = parse_lean_spec(text, SIG)
+    assert spec.postcond.strip() == "result < xs.length"
+    assert "check_it" not in spec.postcond_aux
+
+
+def test_usage_of_a_killed_run_is_kept_by_the_next(tmp_path: Path) -> None:
+    msgs = [{"role": "user", "content": "x"}]
+    with FakeOpenAI(lambda body, n: (200, f"answer {n}")) as srv:
+        killed = provider(srv.base_url, tmp_path)
+        e = killed.config.endpoints("seeds")[0]
+        killed.client.complete(e, msgs)
+        killed.client.complete(e, [{"role": "user", "content": "y"}])
+        # no manifest was written: the process died here
+        resumed = provider(srv.base_url, tmp_path)
+        resumed.client.complete(e, msgs)  # answered by the cache
+        resumed.client.complete(e, [{"role": "user", "content": "z"}])
+    usage = resumed.usage.to_dict()
+    assert usage["this_run"]["requests"] == 1 and usage["this_run"]["cache_hits"] == 1
+    assert usage["total"]["requests"] == 3 and usage["total"]["cache_hits"] == 1
+    assert usage["total"]["cost_usd"] == pytest.approx(3 * (100 * 1.0 + 20 * 2.0) / 1e6)
+    assert usage["total"]["cached_prompt_tokens"] == 100

@@ -103,6 +103,14 @@ class CoalescingProxy:
     def stats(self) -> BackendStats:
         return self._inner.stats
 
+    @property
+    def classify_checks_syntax(self) -> bool:
+        return bool(getattr(self._inner, "classify_checks_syntax", False))
+
+    @property
+    def default_cell_budget(self) -> int:
+        return int(getattr(self._inner, "default_cell_budget", 0) or 0)
+
     def evaluate_many(self, requests: Sequence[tuple[str, tuple[Any, ...]]]) -> list[list[Any]]:
         return self._hub.submit(list(requests))
 

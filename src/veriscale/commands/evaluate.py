@@ -19,6 +19,7 @@ from rich.table import Table
 
 from veriscale.backends.registry import backend_names, make_backend
 from veriscale.benchmark.loader import load_benchmark
+from veriscale.commands.sandbox_option import configure_sandbox, sandbox_option
 from veriscale.execution.settings import executor_from_cli, executor_options
 
 SHOWN_TASK_METRICS = {"code": "code", "precond_sound_complete": "pre s&c",
@@ -49,6 +50,13 @@ def _backend_options(runner: str | None, options: tuple[str, ...]) -> dict[str, 
         except json.JSONDecodeError:
             opts[key] = raw
     return opts
+
+
+def _with_isolation(data: dict[str, Any]) -> dict[str, Any]:
+    """``--json`` output says which OS isolation the candidates ran under."""
+    from veriscale.backends import isolation
+
+    return {**data, "isolation": isolation.current().to_json()}
 
 
 def _fmt(x: float | None) -> str:
@@ -87,6 +95,7 @@ def _load(suite: Path, tasks: tuple[str, ...], console: Console, quiet: bool
               help="At most this many mutants per task and kind (code, precond, postcond).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of tables.")
 @executor_options
+@sandbox_option
 @click.option("--no-cache", "no_cache", is_flag=True,
               help="Ask the oracle again instead of reusing the oracle cache "
               "($VERISCALE_ORACLE_CACHE or ~/.cache/veriscale/oracle.sqlite).")
@@ -94,7 +103,7 @@ def evaluate_command(suites: tuple[Path, ...], solutions: Path | None, mutants: 
                      backend_name: str | None, runner: str | None, timeout: float | None,
                      backend_opts: tuple[str, ...], ks_text: str, tasks: tuple[str, ...],
                      seed: int, max_mutants: int, as_json: bool, executor: str | None,
-                     ray_address: str | None, no_cache: bool) -> None:
+                     ray_address: str | None, sandbox: str | None, no_cache: bool) -> None:
     """Score SOLUTIONS on SUITE (VERINA semantics, pass@k with lower/upper bounds), or with
     --mutants the discriminative power of each SUITE."""
     console = Console(stderr=as_json)
@@ -103,6 +112,7 @@ def evaluate_command(suites: tuple[Path, ...], solutions: Path | None, mutants: 
     if not mutants and len(suites) != 1:
         raise click.UsageError("--solutions scores one suite at a time")
     ks = _parse_ks(ks_text)
+    configure_sandbox(sandbox)
     loaded, load_issues = [], []
     for s in suites:
         ts, issues = _load(s, tasks, console, as_json)
@@ -171,7 +181,7 @@ def _run_solutions(backend: Any, suite: tuple[str, list[Any]], solutions: Path,
     task_issues = list(report.issues)  # tasks whose rows cannot be read: never PASS
     report.issues = list(load_issues or []) + [str(i) for i in issues] + task_issues
     if as_json:
-        _emit_json(report.to_json(), cache)
+        _emit_json(_with_isolation(report.to_json()), cache)
         return
     scores = Table(title=f"{name}: scores (%, mean over {len(tasks)} tasks)")
     scores.add_column("metric", no_wrap=True)
@@ -215,7 +225,7 @@ def _run_mutants(backend: Any, loaded: list[tuple[str, list[Any]]], seed: int,
     except ValueError as exc:
         raise click.ClickException(str(exc)) from exc
     if as_json:
-        _emit_json(report.to_json(), cache)
+        _emit_json(_with_isolation(report.to_json()), cache)
         return
     kinds = ["code", "precond", "postcond", "all"]
     table = Table(title=f"discriminative power: share of flawed candidates detected "

@@ -9,10 +9,12 @@ import click
 from rich.console import Console
 
 from veriscale.benchmark.loader import NotADataset
+from veriscale.commands.sandbox_option import configure_sandbox, sandbox_option
 from veriscale.execution.settings import executor_from_cli, executor_options
 
 
 def _options(f):  # shared by run and expand
+    f = sandbox_option(f)
     f = executor_options(f)
     f = click.option("--no-cache", "no_cache", is_flag=True,
                      help="Ask the oracle again instead of reusing RUN/oracle_cache.sqlite.")(f)
@@ -42,7 +44,7 @@ EXIT_UNWRITABLE = 5
 
 
 def _go(benchmark_dir, out, backend, runner, llm, config_path, seed, tasks, executor,
-        ray_address, no_cache, reduce):
+        ray_address, no_cache, reduce, sandbox=None):
     from pydantic import ValidationError
 
     from veriscale.benchmark.loader import task_dirs
@@ -68,6 +70,9 @@ def _go(benchmark_dir, out, backend, runner, llm, config_path, seed, tasks, exec
         config.backend_options = {**config.backend_options, "runner": runner}
     if llm:
         config.llm = {**config.llm, "provider": llm}
+    if sandbox:
+        config.sandbox = sandbox
+    configure_sandbox(config.sandbox)
     config.execution = config.execution.resolved(executor, ray_address)
     executor_from_cli(None, None, config.execution).close()  # Ray missing: a clear error now
     from veriscale.llm.client import LLMUnavailable
@@ -107,16 +112,16 @@ def _go(benchmark_dir, out, backend, runner, llm, config_path, seed, tasks, exec
 @click.command("run")
 @_options
 def run_command(benchmark_dir, out, backend, runner, llm, config_path, seed, tasks, executor,
-                ray_address, no_cache):
+                ray_address, sandbox, no_cache):
     """Expand BENCHMARK_DIR into Plus, reduce it to Lite, and write a report into --out."""
     _go(benchmark_dir, out, backend, runner, llm, config_path, seed, tasks, executor,
-        ray_address, no_cache, reduce=True)
+        ray_address, no_cache, reduce=True, sandbox=sandbox)
 
 
 @click.command("expand")
 @_options
 def expand_command(benchmark_dir, out, backend, runner, llm, config_path, seed, tasks, executor,
-                   ray_address, no_cache):
+                   ray_address, sandbox, no_cache):
     """Run only the expansion stages (seeds, mutation, classification, outputs, adversaries)."""
     _go(benchmark_dir, out, backend, runner, llm, config_path, seed, tasks, executor,
-        ray_address, no_cache, reduce=False)
+        ray_address, no_cache, reduce=False, sandbox=sandbox)

@@ -10,6 +10,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from veriscale.commands.sandbox_option import configure_sandbox, sandbox_option
 from veriscale.evaluation.verify import KINDS, Counts, VerifyReport
 from veriscale.execution.settings import executor_from_cli, executor_options
 
@@ -25,12 +26,14 @@ from veriscale.execution.settings import executor_from_cli, executor_options
               help="Time limit in seconds: per check (Python backend) or per Lean file (Lean).")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @executor_options
+@sandbox_option
 @click.option("--no-cache", "no_cache", is_flag=True,
               help="Ask the oracle again instead of reusing the oracle cache "
               "($VERISCALE_ORACLE_CACHE or ~/.cache/veriscale/oracle.sqlite).")
 def verify_command(dataset_dir: Path, backend_name: str, runner: str | None,
                    task_list: str | None, timeout: float | None, as_json: bool,
-                   executor: str | None, ray_address: str | None, no_cache: bool) -> None:
+                   executor: str | None, ray_address: str | None,
+                   sandbox: str | None, no_cache: bool) -> None:
     """Check that DATASET_DIR agrees with its own ground truth: test inputs satisfy
     the GT precondition, reject inputs violate it, expected outputs satisfy the GT
     postcondition, unexpected outputs violate it, and the reference implementation
@@ -40,6 +43,7 @@ def verify_command(dataset_dir: Path, backend_name: str, runner: str | None,
     from veriscale.evaluation.verify import verify_dataset
 
     console = Console(stderr=True)
+    info = configure_sandbox(sandbox)
     options: dict[str, object] = {}
     if runner is not None and backend_name == "lean":
         options["runner"] = runner
@@ -63,8 +67,8 @@ def verify_command(dataset_dir: Path, backend_name: str, runner: str | None,
     for issue in report.load_issues:
         console.print(f"[yellow]load:[/] {issue}")
     if as_json:
-        click.echo(json.dumps({**report.to_json(), "oracle_cache": cache_summary(cache)},
-                              indent=2))
+        click.echo(json.dumps({**report.to_json(), "isolation": info.to_json(),
+                               "oracle_cache": cache_summary(cache)}, indent=2))
     else:
         _print_table(report)
     sys.exit(1 if report.disagreements else 0)

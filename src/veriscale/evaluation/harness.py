@@ -542,6 +542,100 @@ def _gt_problems(task: Task, gt: SampleResult) -> list[str]:
     return out
 
 
+MUTANT_PROPERTIES = {
+    "code": ("code",),
+    "precond": ("precond_sound", "precond_complete"),
+    "postcond": ("postcond_sound", "postcond_complete"),
+}
+EARLY_STOP_ROUNDS = (1, 4, 16, 64)
+"""Tests per round when scoring mutants: a mutant leaves at its first definite FAIL,
+so most mutants cost a test or a few; the last round takes every remaining test."""
+
+
+def round_slices(n: int, sizes: Sequence[int] = EARLY_STOP_ROUNDS) -> list[tuple[int, int]]:
+    """Consecutive ``(start, end)`` slices of ``n`` items: ``sizes``, then the rest."""
+    out: list[tuple[int, int]] = []
+    at = 0
+    for size in sizes:
+        if at >= n:
+            break
+        out.append((at, min(n, at + max(1, size))))
+        at = out[-1][1]
+    if at < n:
+        out.append((at, n))
+    return out
+
+
+def _slice(task: Task, tests: tuple[int, int], rejects: tuple[int, int]) -> Task:
+    return replace(task, tests=task.tests[tests[0]:tests[1]],
+                   reject_inputs=task.reject_inputs[rejects[0]:rejects[1]])
+
+
+def score_mutants(
+    backend: Backend,
+    items: Sequence[tuple[Task, Any]],
+    *,
+    times: BatchTimes | None = None,
+    early_stop: bool = True,
+    rounds: Sequence[int] = EARLY_STOP_ROUNDS,
+) -> list[Bounded]:
+    """Each mutant's score on the metric that must reject it, stopping at its first FAIL.
+
+    One definite FAIL settles both bounds of the metric (FAIL is final under
+    ``combine``), so the tests a mutant would still run cannot change its
+    verdict; a mutant without a FAIL runs every test, so PASS and UNKNOWN are
+    exactly what the whole suite gives. Tests run in rounds of growing size,
+    each round one batched call for all mutants still undecided.
+    """
+    sizes = rounds if early_stop else ()
+    tallies: list[dict[str, Tally]] = [{} for _ in items]
+    schedules = [_schedule(len(t.tests), len(t.reject_inputs), sizes) for t, _ in items]
+    live = list(range(len(items)))
+    step = 0
+    while live:
+        batch: list[int] = [i for i in live if step < len(schedules[i])]
+        if not batch:
+            break
+        sliced = [(_slice(items[i][0], *schedules[i][step]), items[i][1].candidate)
+                  for i in batch]
+        scored = evaluate_batch(backend, sliced, skip_compile=True, times=times)
+        for i, r in zip(batch, scored, strict=True):
+            for name in MUTANT_PROPERTIES[items[i][1].kind]:
+                got = r.tallies.get(name)
+                if got is not None:
+                    tallies[i][name] = _add(tallies[i].get(name, Tally()), got)
+        live = [i for i in batch
+                if not any(t.failed for t in tallies[i].values())]
+        step += 1
+    scores: list[Bounded] = []
+    for (_, m), tally in zip(items, tallies, strict=True):
+        metrics: dict[str, Bounded] = {}
+        for name in MUTANT_PROPERTIES[m.kind]:
+            t = tally.get(name, Tally())
+            metrics[name] = code_property(t) if name == "code" else spec_property(t)
+        scores.append(aggregate(metrics).get(m.metric, Bounded.exact(Score.UNKNOWN)))
+    return scores
+
+
+def _rounds_for(backend: Backend) -> Sequence[int]:
+    """Fewer, larger rounds where each round costs process starts (Lean files)."""
+    return (16,) if callable(getattr(backend, "evaluate_many", None)) else EARLY_STOP_ROUNDS
+
+
+def _schedule(tests: int, rejects: int, sizes: Sequence[int]
+              ) -> list[tuple[tuple[int, int], tuple[int, int]]]:
+    """Per round, the slice of tests and the slice of reject inputs (at least one round)."""
+    a, b = round_slices(tests, sizes), round_slices(rejects, sizes)
+    n = max(len(a), len(b), 1)
+    a += [(tests, tests)] * (n - len(a))
+    b += [(rejects, rejects)] * (n - len(b))
+    return list(zip(a, b, strict=True))
+
+
+def _add(a: Tally, b: Tally) -> Tally:
+    return Tally(a.passed + b.passed, a.failed + b.failed, a.unknown + b.unknown)
+
+
 def discriminative_power(
     backend: Backend,
     suites: Sequence[tuple[str, Sequence[Task]]],
@@ -550,11 +644,13 @@ def discriminative_power(
     seed: int = 0,
     tasks_per_batch: int = 16,
     progress: Callable[[str], None] | None = None,
+    early_stop: bool = True,
 ) -> PowerReport:
     """Score the same flawed candidates (from the first suite's GT) and the GT on each suite.
 
     Mutants are compile-checked once; on each suite they are scored without
-    recompiling, the GT candidates (the control) with compiling.
+    recompiling (stopping at each one's first definite FAIL, :func:`score_mutants`),
+    the GT candidates (the control) with compiling and on every test.
     """
     from veriscale.evaluation.mutants import gt_candidate
 
@@ -582,10 +678,9 @@ def discriminative_power(
             for task, gt in zip(group, gts, strict=True):
                 sp.gt_problems.extend(_gt_problems(task, gt))
             ms = [(t, m) for t in group for m in by_task.get(t.id, [])]
-            scored = evaluate_batch(backend, [(t, m.candidate) for t, m in ms],
-                                    skip_compile=True, times=times)
-            for (_, m), r in zip(ms, scored, strict=True):
-                score = r.metrics.get(m.metric, Bounded.exact(Score.UNKNOWN))
+            scores = score_mutants(backend, ms, times=times, early_stop=early_stop,
+                                   rounds=_rounds_for(backend))
+            for (_, m), score in zip(ms, scores, strict=True):
                 sp.verdicts.append(MutantVerdict(m.id, m.task_id, m.kind, m.operator, score))
         sp.seconds = time.perf_counter() - t0
         sp.code_seconds, sp.spec_seconds = times.code_seconds, times.spec_seconds

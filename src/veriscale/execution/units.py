@@ -76,6 +76,8 @@ class SandboxBatch:
     funcs: tuple[str, ...]
     items: tuple[tuple[Any, ...], ...]
     restricted: bool
+    seed: int = 0  # the run seed: `random` inside is seeded from it, as locally
+    sandbox: str | None = None  # the driver's --sandbox mode, honoured on the node
 
 
 _sandboxes: dict[Any, Sandbox] = {}
@@ -90,22 +92,29 @@ def _close_sandboxes() -> None:
         _sandboxes.clear()
 
 
-def _sandbox_for(limits: SandboxLimits) -> Sandbox:
+def _sandbox_for(limits: SandboxLimits, seed: int = 0, sandbox: str | None = None) -> Sandbox:
     """This process's warm sandbox for ``limits`` (one worker: one unit holds one CPU)."""
+    from veriscale.backends import isolation
     from veriscale.backends.python.sandbox import Sandbox
 
     with _sandboxes_lock:
-        sb = _sandboxes.get(limits)
+        key = (limits, seed, sandbox)
+        sb = _sandboxes.get(key)
         if sb is None:
             if not _sandboxes:
                 atexit.register(_close_sandboxes)
-            sb = _sandboxes[limits] = Sandbox(workers=1, limits=limits, batch_size=1 << 30)
+            info = isolation.resolve(sandbox) if sandbox else None  # "os" raises here
+            sb = _sandboxes[key] = Sandbox(workers=1, limits=limits, batch_size=1 << 30,
+                                           isolation_info=info, seed=seed)
         return sb
 
 
 def run_sandbox_batch(batch: SandboxBatch) -> list[CallResult]:
     """The results of one batch, in item order (a bad item fails alone, as locally)."""
-    sandbox = _sandbox_for(batch.limits)
+    try:
+        sandbox = _sandbox_for(batch.limits, batch.seed, batch.sandbox)
+    except RuntimeError as exc:  # no OS isolation on this node under --sandbox os
+        raise RetryableUnitError(f"node {node_name()}: {exc}") from exc
     try:
         return sandbox.call_many(batch.source, list(batch.funcs),
                                  [list(a) for a in batch.items], restricted=batch.restricted)
@@ -119,8 +128,8 @@ def sandbox_resources(limits: SandboxLimits) -> Resources:
 
 
 def call_many_on(executor: Executor, limits: SandboxLimits, batch_size: int, source: str,
-                 funcs: Sequence[str], items: Sequence[Sequence[Any]], restricted: bool
-                 ) -> list[CallResult]:
+                 funcs: Sequence[str], items: Sequence[Sequence[Any]], restricted: bool,
+                 seed: int = 0, sandbox: str | None = None) -> list[CallResult]:
     """``Sandbox.call_many`` with each batch of ``batch_size`` items a unit of ``executor``."""
     from veriscale.backends.python.sandbox import CallResult
 
@@ -128,7 +137,8 @@ def call_many_on(executor: Executor, limits: SandboxLimits, batch_size: int, sou
         return []
     size = max(1, batch_size)
     chunks = [tuple(tuple(a) for a in items[i : i + size]) for i in range(0, len(items), size)]
-    payloads = [SandboxBatch(limits, source, tuple(funcs), c, restricted) for c in chunks]
+    payloads = [SandboxBatch(limits, source, tuple(funcs), c, restricted, seed, sandbox)
+                for c in chunks]
     got = executor.map(run_sandbox_batch, payloads, resources=sandbox_resources(limits))
     out: list[CallResult] = []
     for chunk, res in zip(chunks, got, strict=True):

@@ -23,12 +23,14 @@ from __future__ import annotations
 
 import enum
 import json
+import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from veriscale.backends import dispatch
 from veriscale.backends.base import Backend, Implementation, Outcome, Spec, Verdict
+from veriscale.backends.causes import cause_counts
 from veriscale.benchmark.model import Input, Signature, Task
 from veriscale.pipeline.config import AdversarySettings
 from veriscale.values import LeanType, values_equal
@@ -62,6 +64,24 @@ def decide(gt: Verdict, flawed_accepts: int, require_flawed: bool) -> Decision:
     if require_flawed and flawed_accepts == 0:
         return Decision.NO_FLAWED_ACCEPTANCE
     return Decision.KEEP
+
+
+def sample_cells(rows: int, cols: int, budget: int, seed: int) -> list[list[int]]:
+    """Which rows each adversary (column) runs on: every cell, or ``budget`` cells.
+
+    The authors sampled 3000 (expected input, adversary) pairs per task; the
+    sample here is uniform over the grid without replacement, seeded per task,
+    so a rerun runs the same cells. Rows are returned sorted, per column.
+    """
+    if budget <= 0 or rows * cols <= budget:
+        return [list(range(rows)) for _ in range(cols)]
+    picked = sorted(random.Random(seed).sample(range(rows * cols), budget))
+    out: list[list[int]] = [[] for _ in range(cols)]
+    for cell in picked:
+        out[cell % cols].append(cell // cols)
+    for col in out:
+        col.sort()
+    return out
 
 
 def value_key(sig: Signature, value: Any) -> str:
@@ -185,6 +205,7 @@ def synthesize(
     specs: Sequence[Spec] = (),
     config: AdversarySettings | None = None,
     screened: Mapping[str, str | None] | None = None,
+    seed: int = 0,
 ) -> AdversarialResult:
     """Run adversaries on expected pairs, build the kill matrix, keep GT-rejected outputs.
 
@@ -214,15 +235,22 @@ def synthesize(
     result = AdversarialResult(task.id, sig, inputs, expected, records, [s.id for s in specs])
     result.unexpected = [[] for _ in inputs]
 
-    # -- run every compiled adversary on every expected input (one batched call)
-    outcomes: list[list[Outcome]] = [[] for _ in compiled]
-    if inputs and compiled:
-        outcomes = dispatch.many(backend, "run", [(task, r.impl, inputs) for r in compiled])
+    # -- run every compiled adversary on its sampled expected inputs (one batched call)
+    budget = cfg.max_cells if cfg.max_cells is not None else int(
+        getattr(backend, "default_cell_budget", 0) or 0)
+    rows_of = sample_cells(len(inputs), len(compiled), budget, seed)
+    outcomes: list[list[tuple[int, Outcome]]] = [[] for _ in compiled]
+    jobs = [(c, rows) for c, rows in enumerate(rows_of) if rows]
+    if inputs and jobs:
+        raw = dispatch.many(backend, "run", [(task, compiled[c].impl, [inputs[r] for r in rows])
+                                             for c, rows in jobs])
+        for (c, rows), got in zip(jobs, raw, strict=True):
+            outcomes[c] = list(zip(rows, got, strict=True))
 
     # -- distinct differing outputs per row, in first-seen order
     candidates: dict[tuple[int, str], Any] = {}
     for col in outcomes:
-        for row, out in enumerate(col):
+        for row, out in col:
             if out.ok and outputs_differ(ret, out.value, expected[row]):
                 candidates.setdefault((row, value_key(sig, out.value)), out.value)
     keys = list(candidates)
@@ -237,7 +265,7 @@ def synthesize(
     # -- flawed specifications on the GT-rejected candidates
     rejected = [key for key in keys if gt[key] is Verdict.FALSE]
     accepted: dict[tuple[int, str], list[str]] = {key: [] for key in rejected}
-    if rejected and specs and cfg.check_flawed_specs:
+    if rejected and specs and (cfg.check_flawed_specs or cfg.require_flawed_spec_acceptance):
         batch = [(inputs[r], candidates[(r, k)]) for r, k in rejected]
         per_spec = dispatch.many(backend, "postcondition_holds", [(task, s, batch) for s in specs])
         for spec, verdicts in zip(specs, per_spec, strict=True):
@@ -260,7 +288,7 @@ def synthesize(
     # -- the kill matrix and the kept outputs
     for rec, col in zip(compiled, outcomes, strict=True):
         killed_rows = set()
-        for row, out in enumerate(col):
+        for row, out in col:
             if not out.ok:
                 d = Decision.FAILED
             elif not outputs_differ(ret, out.value, expected[row]):
@@ -284,10 +312,13 @@ def synthesize(
         "adversaries_compiled": len(compiled),
         "adversaries_killing": sum(1 for r in compiled if r.kills),
         "expected_pairs": len(inputs),
+        "cells_possible": len(inputs) * len(compiled),
         "cells": len(result.cells),
         "cells_failed": cell_tally[Decision.FAILED],
         "cells_same": cell_tally[Decision.SAME],
         "cells_killed": cell_tally[Decision.KEEP],
+        **cause_counts("cells failed", [c.outcome.error or "" for c in result.cells
+                                        if c.decision is Decision.FAILED]),
         "distinct_differing_outputs": len(keys),
         "unexpected_kept": kept,
         "discarded_gt_accepts": tally[Decision.GT_ACCEPTS],
@@ -393,8 +424,12 @@ def synthesize_unexpected(
     artifact: Mapping[str, Any],
     backend: Backend,
     settings: AdversarySettings | None = None,
+    seed: int | None = None,
 ) -> dict[str, Any]:
-    """Stage *unexpected*: :func:`synthesize` over the adversaries stage's artifact."""
+    """Stage *unexpected*: :func:`synthesize` over the adversaries stage's artifact.
+
+    ``seed`` (per task) chooses the sampled cells when a cell budget applies.
+    """
     from veriscale.llm.results import impl_from_json, spec_from_json
 
     cfg = settings or AdversarySettings()
@@ -404,5 +439,6 @@ def synthesize_unexpected(
         spec_from_json(s) for s in artifact.get("specs", [])
         if s.get("compile_error") is None and s.get("postcond") is not None
     ]
-    result = synthesize(task, pairs, impls, backend, specs=specs, config=cfg, screened=screened)
+    result = synthesize(task, pairs, impls, backend, specs=specs, config=cfg, screened=screened,
+                        seed=seed or 0)
     return result.to_json()

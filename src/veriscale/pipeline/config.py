@@ -44,9 +44,16 @@ class AdversarySettings(_Section):
     max_adver_impl: int = Field(5, ge=1, description="adversaries per flawed specification")
     max_specs: int = Field(8, ge=0, description="flawed specifications per task")
     check_flawed_specs: bool = Field(
-        True,
+        False,
         description="record which flawed specs accept each kept output (one more oracle "
-        "round; turn off to save Lean time)",
+        "round, not needed by the default suites; implied by require_flawed_acceptance)",
+    )
+    max_cells: int | None = Field(
+        None,
+        ge=0,
+        description="(expected input, adversary) cells run per task, sampled with the seed "
+        "(the authors sampled 3000); 0 runs every cell; unset: the backend's default "
+        "(3000 on WASM Lean, every cell elsewhere)",
     )
     require_flawed_acceptance: bool = Field(
         False,
@@ -99,6 +106,12 @@ class RunConfig(_Section):
         "(python for Python-spec tasks, lean for VERINA tasks)",
     )
     backend_options: dict[str, Any] = Field(default_factory=dict)
+    sandbox: str = Field(
+        "auto",
+        description="OS isolation of untrusted code: auto (bubblewrap when it works, else "
+        "a warning), os (refuse to run without it), none (off)",
+        pattern="^(auto|os|none)$",
+    )
     llm: dict[str, Any] = Field(
         default_factory=lambda: {"provider": "offline"},
         description="LLM provider settings; see veriscale.llm.config",

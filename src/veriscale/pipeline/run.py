@@ -22,7 +22,15 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 from rich.table import Table
 
 from veriscale import __version__, artifacts
@@ -72,6 +80,43 @@ class RunResult:
     oracle_cache: dict[str, Any] = field(default_factory=dict)
 
 
+def _stats_of(backend: Any) -> dict[str, float]:
+    """The backend's process/check/second counters (zeros without a backend)."""
+    st = getattr(backend, "stats", None)
+    return {"processes": getattr(st, "processes", 0), "checks": getattr(st, "checks", 0),
+            "seconds": float(getattr(st, "seconds", 0.0))}
+
+
+class FileProgress:
+    """The second bar of a stage: Lean files and checks done of those planned so far.
+
+    Totals grow as rounds are packed (a stage's later rounds depend on earlier
+    answers), so the time-left estimate is for the work known at that moment.
+    """
+
+    def __init__(self, progress: Progress) -> None:
+        self.progress = progress
+        self.files_total = 0
+        self.files_done = 0
+        self.checks_total = 0
+        self.task: TaskID | None = None
+        self._lock = threading.Lock()
+
+    def update(self, event: str, files: int, checks: int) -> None:
+        with self._lock:
+            if self.task is None:
+                self.task = self.progress.add_task("", total=0, label="  lean")
+            if event == "planned":
+                self.files_total += files
+                self.checks_total += checks
+                self.progress.update(self.task, total=self.checks_total)
+            else:
+                self.files_done += files
+                self.progress.update(self.task, advance=checks)
+            self.progress.update(
+                self.task, description=f"checks; files {self.files_done}/{self.files_total}")
+
+
 class Pipeline:
     def __init__(
         self,
@@ -102,6 +147,7 @@ class Pipeline:
         self.load_issues: list[str] = []
         self.fp: dict[tuple[str, str], str] = {}
         self.evaluation_time: dict[str, Any] = {}
+        self.stage_backend: dict[str, dict[str, float]] = {}  # per stage: processes, checks
         self.suites_kept: list[str] = []
         self.previous_timings: dict[str, float] = dict(self.rd.load_manifest().get("timings", {}))
 
@@ -124,11 +170,15 @@ class Pipeline:
     def raw_backend(self) -> Backend:
         """The backend itself (timed evaluations must not be served from the cache)."""
         if self._backend is None:
+            from veriscale.backends import isolation
             from veriscale.backends.registry import make_backend
 
             assert self.config.backend is not None  # resolved at construction
-            self._backend = make_backend(self.config.backend, executor=self.executor,
-                                         **self.config.backend_options)
+            isolation.configure(self.config.sandbox)  # raises when "os" cannot isolate
+            options = dict(self.config.backend_options)
+            if self.config.backend == "python":
+                options.setdefault("seed", self.config.seed)  # seeds `random` per candidate
+            self._backend = make_backend(self.config.backend, executor=self.executor, **options)
         return self._backend
 
     @property
@@ -195,15 +245,19 @@ class Pipeline:
                 todo.append(task)
         done = len(live) - len(todo)
         with Progress(
-            TextColumn(f"[bold]{name:<12}"),
+            TextColumn("[bold]{task.fields[label]:<12}"),
             BarColumn(),
             MofNCompleteColumn(),
             TextColumn("{task.description}"),
             TimeElapsedColumn(),
+            TextColumn("left"),
+            TimeRemainingColumn(),
             console=self.console,
             transient=True,
         ) as progress:
-            bar = progress.add_task("", total=len(live), completed=done)
+            bar = progress.add_task("", total=len(live), completed=done, label=name)
+            files = FileProgress(progress) if needs_backend and todo else None
+            hooked = self._hook_progress(files)
 
             def one(task: Task, backend: Backend) -> Any:
                 data = compute(task, backend)
@@ -217,21 +271,30 @@ class Pipeline:
 
             backend = self.backend if needs_backend and todo else None
             workers = llm_workers(self.config.llm) if asks_llm else 1
-            if backend is not None and can_coalesce(backend) and len(todo) > 1:
-                results = coalesced_map(backend, one, todo)
-            elif backend is not None and is_remote(self._executor) and len(todo) > 1:
-                # Units run elsewhere: keep several tasks' oracle calls in flight.
-                results = concurrent_map(backend, one, todo,
-                                         self.config.execution.concurrent_tasks)
-            elif workers > 1 and len(todo) > 1:
-                results = llm_task_map(one, todo, backend, workers)
-            else:
-                results = []
-                for task in todo:
-                    try:
-                        results.append(one(task, backend))
-                    except Exception as exc:
-                        results.append(exc)
+            before = _stats_of(backend)
+            try:
+                if backend is not None and can_coalesce(backend) and len(todo) > 1:
+                    results = coalesced_map(backend, one, todo)
+                elif backend is not None and is_remote(self._executor) and len(todo) > 1:
+                    # Units run elsewhere: keep several tasks' oracle calls in flight.
+                    results = concurrent_map(backend, one, todo,
+                                             self.config.execution.concurrent_tasks)
+                elif workers > 1 and len(todo) > 1:
+                    results = llm_task_map(one, todo, backend, workers)
+                else:
+                    results = []
+                    for task in todo:
+                        try:
+                            results.append(one(task, backend))
+                        except Exception as exc:
+                            results.append(exc)
+            finally:
+                if hooked is not None:
+                    hooked.progress = None
+                if backend is not None:
+                    after = _stats_of(backend)
+                    self.stage_backend[name] = {k: round(after[k] - before[k], 3)
+                                                for k in after}
         if asks_llm:
             raise_if_stopped(self._provider)  # the endpoint cannot answer at all
         for task, result in zip(todo, results, strict=True):
@@ -256,6 +319,19 @@ class Pipeline:
             data["llm_provisional"] = failures[:20]
             self.fp[(task.id, name)] = self.fp[(task.id, name)] + "-provisional"
 
+    def _hook_progress(self, files: FileProgress | None) -> Any:
+        """Let a backend that reports its files (Lean) drive the file/check bar."""
+        if files is None:
+            return None
+        backend: Any = self.backend
+        # Through wrappers (the oracle cache) to the backend that owns the hook.
+        while "progress" not in vars(backend) and getattr(backend, "inner", None) is not None:
+            backend = backend.inner
+        if "progress" not in vars(backend):
+            return None
+        backend.progress = files.update
+        return backend
+
     def artifact(self, task: Task, name: str) -> Any:
         """The typed record of stage ``name`` for ``task`` (computed by this run)."""
         data = self.rd.load_artifact(task.id, name, self.fp[(task.id, name)])
@@ -275,11 +351,18 @@ class Pipeline:
         self.counts[name] = totals
         title = (f"stage {name}: {self.timings[name]:.1f}s"
                  f" ({self.resumed.get(name, 0)} of {len(self.tasks)} tasks resumed)")
-        table = Table(title=title, title_justify="left", show_header=False, box=None)
-        table.add_column("count")
-        table.add_column("total", justify="right")
+        # The title goes on its own line: as a table title it wraps to the width
+        # of the two narrow columns when the output is not a terminal.
+        self.console.print(f"[bold]{title}[/]", soft_wrap=True)
+        table = Table(show_header=False, box=None)
+        table.add_column("count", no_wrap=True)
+        table.add_column("total", justify="right", no_wrap=True)
         for key, value in totals.items():
             table.add_row(key.replace("_", " "), str(value))
+        oracle = self.stage_backend.get(name)
+        if oracle and oracle.get("checks"):
+            table.add_row("oracle processes", str(int(oracle["processes"])))
+            table.add_row("oracle checks", str(int(oracle["checks"])))
         self.console.print(table)
 
     def run_expansion(self) -> None:
@@ -341,9 +424,11 @@ class Pipeline:
             (sig.decode_input(p["input"]), sig.decode_output(p["expected"]))
             for p in self.artifact(task, "outputs").pairs
         ]
+        from veriscale.expansion.mutation import task_seed
+
         return synthesize_unexpected(
             task, pairs, self.artifact(task, "adversaries").to_json(), backend,
-            self.config.adversaries,
+            self.config.adversaries, seed=task_seed(self.config.seed, task.id),
         )
 
     # ---------------------------------------------------------------- suites
@@ -473,6 +558,7 @@ class Pipeline:
             "benchmark_format": formats,
             "config": self.config.model_dump(mode="json"),
             "seed": self.config.seed,
+            "isolation": _isolation_json(),
             "versions": {"python": platform.python_version(), "veriscale": __version__},
             "tasks": [t.id for t in self.tasks],
             "load_issues": self.load_issues,
@@ -483,6 +569,7 @@ class Pipeline:
             "counts": self.counts,
             "backend_stats": backend_stats,
             "execution": self._executor.describe() if self._executor is not None else {},
+            "backend_stats_by_stage": self.stage_backend,
             "llm_usage": usage,
             "oracle_cache": self.cache_stats(),
             "evaluation_time": self.evaluation_time,
@@ -548,3 +635,10 @@ def run_pipeline(
         pipe.rd.unlock()
     return RunResult(pipe.rd.root, [t.id for t in pipe.tasks], pipe.errors, pipe.timings,
                      pipe.counts, pipe.cache_stats())
+
+
+def _isolation_json() -> dict[str, Any]:
+    """Which OS isolation untrusted code ran under (for the manifest)."""
+    from veriscale.backends import isolation
+
+    return isolation.current().to_json()

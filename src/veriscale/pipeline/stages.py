@@ -21,6 +21,7 @@ from typing import Any
 from veriscale.artifacts import ClassifyArtifact
 from veriscale.backends import dispatch
 from veriscale.backends.base import Backend, Label
+from veriscale.backends.causes import cause_counts
 from veriscale.benchmark.model import Input, Task
 from veriscale.pipeline.config import RunConfig
 
@@ -124,16 +125,30 @@ def _merge_llm(parts: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def stage_classify(task: Task, candidates: list[Candidate], backend: Backend) -> ClassifyArtifact:
-    """Syntax filter, then the GT precondition decides; undecided inputs are dropped."""
+    """Syntax filter, then the GT precondition decides; undecided inputs are dropped.
+
+    A backend whose ``classify`` also runs the syntax filter
+    (``classify_checks_syntax``: Lean, where each round is a process start) is
+    asked once; its ``syntax``-stage answers are the filter's rejections.
+    """
     inputs = [c.input for c in candidates]
-    problems = dispatch.one(backend, "check_inputs", task, inputs)
+    if getattr(backend, "classify_checks_syntax", False):
+        both = dispatch.one(backend, "classify", task, inputs)
+        problems = [v.detail or "ill_typed" if v.stage == "syntax" else None for v in both]
+        kept = [v for v in both if v.stage != "syntax"]
+    else:
+        problems = dispatch.one(backend, "check_inputs", task, inputs)
+        kept = None
     wellformed = [c for c, why in zip(candidates, problems, strict=True) if why is None]
     rejected = [
         {"input": task.signature.encode_input(c.input), "reason": why}
         for c, why in zip(candidates, problems, strict=True)
         if why is not None
     ]
-    verdicts = dispatch.one(backend, "classify", task, [c.input for c in wellformed])
+    if kept is not None:
+        verdicts = kept
+    else:
+        verdicts = dispatch.one(backend, "classify", task, [c.input for c in wellformed])
     buckets: dict[str, list[dict[str, Any]]] = {"expected": [], "unexpected": [], "unknown": []}
     # buckets by label; stored as expected / unexpected / unknown *inputs*
     stages: Counter[str] = Counter()
@@ -154,6 +169,7 @@ def stage_classify(task: Task, candidates: list[Candidate], backend: Backend) ->
             "expected_inputs": len(buckets["expected"]),
             "unexpected_inputs": len(buckets["unexpected"]),
             "unknown_inputs": len(buckets["unknown"]),
+            **cause_counts("unknown", [r.get("detail", "") for r in buckets["unknown"]]),
             "by_stage": dict(sorted(stages.items())),
         },
     )
@@ -194,6 +210,7 @@ def stage_outputs(task: Task, expected: list[Candidate], backend: Backend) -> di
             "expected_inputs": len(expected),
             "pairs": len(pairs),
             "failures": len(failures),
+            **cause_counts("failed", [f["error"] or "" for f in failures]),
             "reference_mismatches": len(mismatches),
         },
     }

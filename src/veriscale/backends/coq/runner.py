@@ -1,7 +1,9 @@
 """Running ``coqc`` on one file: the one place a Coq process is started.
 
-Every ``coqc`` runs in its own process group under an address-space limit
-(``RLIMIT_AS``) and a wall-clock limit; the group is killed on timeout. What a
+Every ``coqc`` is started by :func:`veriscale.backends.isolation.spawn`: under
+bubblewrap when isolation is in force, in its own process group, dying with us,
+under an address-space and CPU limit, and a wall-clock limit (the group is
+killed on timeout). What a
 run returns is its stdout, stderr, exit status and whether a limit hit, so that
 the backend can map answers back to checks and blame the check that was
 running when the process died.
@@ -11,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import resource
 import shutil
 import signal
 import subprocess
@@ -19,6 +20,8 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+
+from veriscale.backends import isolation
 
 
 @dataclass(frozen=True)
@@ -47,24 +50,17 @@ def find_coqc(coqc: str = "coqc") -> str:
     return path
 
 
-def _limits(memory_mb: int, cpu_seconds: int):  # pragma: no cover - runs in the child
-    def apply() -> None:
-        limit = memory_mb * 1024 * 1024
-        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-        resource.setrlimit(resource.RLIMIT_CPU, (cpu_seconds, cpu_seconds + 5))
-    return apply
-
-
 def spawn_coqc(coqc: str, source: str, *, timeout: float, memory_mb: int) -> CoqRun:
     """Compile ``source`` with ``coqc`` in a fresh temporary folder, under limits."""
     with tempfile.TemporaryDirectory(prefix="veriscale-coq-") as tmp:
         path = Path(tmp) / "Check.v"
         path.write_text(source, encoding="utf-8")
         start = time.perf_counter()
-        proc = subprocess.Popen(
-            [coqc, "-q", "-w", "-all", path.name], cwd=tmp, stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
-            preexec_fn=_limits(memory_mb, int(timeout) + 1), env={**os.environ, "LC_ALL": "C.UTF-8"},
+        # OS isolation, rlimits, own process group, dies with us
+        proc = isolation.spawn(
+            [coqc, "-q", "-w", "-all", path.name], cwd=tmp, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, env={**os.environ, "LC_ALL": "C.UTF-8"},
+            limits=isolation.ProcessLimits(memory_mb=memory_mb, cpu_seconds=int(timeout) + 1),
         )
         timed_out = False
         try:

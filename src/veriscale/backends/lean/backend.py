@@ -60,7 +60,7 @@ from veriscale.backends.base import (
     Spec,
     Verdict,
 )
-from veriscale.backends.lean import render
+from veriscale.backends.lean import compat, render
 from veriscale.backends.lean.runner import LeanMessage, LeanRunner, RunResult, make_runner
 from veriscale.backends.lean.safety import check_imports, check_untrusted_lean
 from veriscale.benchmark.model import Input, Task
@@ -193,20 +193,86 @@ def plausible_answer(out: CheckOutput) -> str:
     return "unknown"
 
 
+# ---------------------------------------------------------------- file sizing
+
+
+@dataclass(frozen=True)
+class FileLimits:
+    """How much one Lean file may hold on a runner, and what that costs in memory.
+
+    ``checks`` and ``units`` bound a file; ``peak_mb`` is the measured peak
+    resident memory of one process at those limits (benchmarks/bench_lean_files.py),
+    used to decide how many processes fit in memory at once.
+    """
+
+    checks: int
+    units: int
+    peak_mb: int
+    cell_budget: int = 0  # default (expected input, adversary) cells per task; 0 = all
+
+
+# WASM: 32-bit memory (4 GB) caps a process; a file's cost is dominated by the
+# ~110 s import of Init, so files are as large as memory allows.
+# Native: no cap, but smaller files spread over more cores.
+FILE_LIMITS = {
+    "wasm": FileLimits(checks=2400, units=20, peak_mb=4300, cell_budget=3000),
+    "native": FileLimits(checks=300, units=8, peak_mb=2000),
+}
+
+
+def file_limits(runner: str) -> FileLimits:
+    return FILE_LIMITS.get(runner, FILE_LIMITS["native"])
+
+
+def balanced_size(total: int, cap: int) -> int:
+    """The per-file size that splits ``total`` checks into the fewest files of at most ``cap``."""
+    if total <= 0:
+        return max(1, cap)
+    files = -(-total // max(1, cap))
+    return -(-total // files)
+
+
+def default_workers(peak_mb: int, cpus: int | None = None, memory_mb: int | None = None) -> int:
+    """As many Lean processes at once as there are cores, and as fit in memory; never fewer than one."""
+    cpus = cpus if cpus is not None else (os.cpu_count() or 1)
+    if memory_mb is None:
+        try:
+            memory_mb = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // (1 << 20)
+        except (ValueError, OSError, AttributeError):
+            memory_mb = 0
+    fit = memory_mb // peak_mb if memory_mb and peak_mb else cpus
+    return max(1, min(cpus, fit))
+
+
 # ---------------------------------------------------------------- plans
 
 
-_Slot = tuple[str, Any]  # ("cmd", index of its command) or ("done", known result)
+_Slot = tuple[str, Any]  # ("cmd", i), ("cmds", (i, j, ...)) or ("done", known result)
 
 
 @dataclass
 class _Plan:
-    """One request turned into commands for one unit, and how to read their answers."""
+    """One request turned into commands for one unit, and how to read their answers.
+
+    An item answered by one command has a ``("cmd", i)`` slot read by ``finish``;
+    an item answered by several (classification: the syntax check and the
+    decision, in one file) has ``("cmds", (i, j))`` read by ``finish_multi``.
+    """
 
     variant: render.Variant | None
     commands: list[str]
-    slots: list[_Slot]  # per item: ("cmd", i) or ("done", result)
+    slots: list[_Slot]
     finish: Callable[[CheckOutput], Any]
+    finish_multi: Callable[[list[CheckOutput]], Any] | None = None
+
+    def answer(self, slot: _Slot, got: list[CheckOutput]) -> Any:
+        kind, value = slot
+        if kind == "done":
+            return value
+        if kind == "cmds":
+            assert self.finish_multi is not None
+            return self.finish_multi([got[i] for i in value])
+        return self.finish(got[value])
 
 
 def _cmd(i: int) -> tuple[str, int]:
@@ -221,6 +287,7 @@ class LeanBackend:
     """The Backend protocol over Lean (native or WASM), batched; see the module doc."""
 
     name = "lean"
+    classify_checks_syntax = True  # classify's answers include the syntax filter's
 
     def __init__(
         self,
@@ -260,10 +327,11 @@ class LeanBackend:
         if mode == "compiled" and not self.runner.supports_compiled:
             raise ValueError(f"the {self.runner.name} Lean runner supports kernel mode only")
         self.mode = mode
-        wasm = self.runner.name == "wasm"
-        self.chunk_size = int(chunk_size or (600 if wasm else 300))
-        self.tasks_per_file = int(tasks_per_file or (20 if wasm else 8))
-        self.workers = max(1, int(workers or (1 if wasm else min(4, os.cpu_count() or 1))))
+        limits = file_limits(self.runner.name)
+        self.chunk_size = int(chunk_size or limits.checks)
+        self.tasks_per_file = int(tasks_per_file or limits.units)
+        self.workers = max(1, int(workers or default_workers(limits.peak_mb)))
+        self.default_cell_budget = limits.cell_budget
         self.max_heartbeats = int(max_heartbeats)
         self.keep_files = keep_files
         self.crash_retries = int(crash_retries)
@@ -277,6 +345,18 @@ class LeanBackend:
             self.stats.extra["ignored_options"] = ignored
         self._counter = 0
         self._lock = threading.Lock()
+        self.compat: dict[str, set[str]] = {}  # task id → compatibility names it needed
+        self.progress: Callable[[str, int, int], None] | None = None
+        """Called with ("planned", files, checks) when a round is packed and
+        ("done", 1, checks) as each file finishes, for a progress display."""
+
+    def _notify(self, event: str, files: int, checks: int) -> None:
+        hook = self.progress
+        if hook is not None:
+            try:
+                hook(event, files, checks)
+            except Exception:  # a display must never break an oracle round
+                log.debug("progress hook failed", exc_info=True)
 
     @property
     def kernel(self) -> bool:
@@ -296,7 +376,8 @@ class LeanBackend:
     def _allow_import(self, module: str) -> bool:
         return self.runner.accepts_mathlib or render.is_core_import(module)
 
-    def _execute(self, jobs: Sequence[tuple[render.Variant, list[str]]]) -> list[list[CheckOutput]]:
+    def _execute(self, jobs: Sequence[tuple[render.Variant, list[str]]],
+                 _fallback: bool = False) -> list[list[CheckOutput]]:
         """Run every job's commands; one :class:`CheckOutput` per command, in order."""
         results: list[list[CheckOutput | None]] = [[None] * len(cmds) for _, cmds in jobs]
         # One unit per distinct variant: checks of one task share its definitions.
@@ -313,6 +394,7 @@ class LeanBackend:
             unit_checks[u].extend((ji, ci, c) for ci, c in enumerate(cmds))
         files = self._pack(unit_variants, unit_checks)
         if files:
+            self._notify("planned", len(files), sum(len(i) for f in files for _, i in f))
             width = self.executor.width(self.workers, len(files))
             with ThreadPoolExecutor(max_workers=width) as pool:
                 for outs in pool.map(self._run_file, files):
@@ -322,7 +404,46 @@ class LeanBackend:
         for row in results:
             final.append([o if o is not None else CheckOutput([], "infrastructure: not run")
                       for o in row])
+        if self.kernel and not _fallback:
+            self._kernel_decide(jobs, final)
         return final
+
+    def _kernel_decide(self, jobs: Sequence[tuple[render.Variant, list[str]]],
+                       final: list[list[CheckOutput]]) -> None:
+        """Ask the kernel itself where ``#reduce decide`` got stuck (one more round).
+
+        Each stuck ``P`` becomes two examples, ``P`` and ``¬P`` by ``decide +kernel``,
+        next to the same definitions; the one that elaborates is the answer. An
+        example that needed ``sorry``, or neither elaborating, leaves it unknown.
+        """
+        where: list[tuple[int, int]] = []
+        retry: list[tuple[render.Variant, list[str]]] = []
+        for ji, (variant, cmds) in enumerate(jobs):
+            for ci, cmd in enumerate(cmds):
+                prop = render.decided_prop(cmd)
+                if prop is None:
+                    continue
+                answer, why = bool_answer(final[ji][ci])
+                if answer is None and why.startswith("stuck reduction"):
+                    where.append((ji, ci))
+                    retry.append((variant, [render.kernel_decide_command(prop, True),
+                                            render.kernel_decide_command(prop, False)]))
+        if not retry:
+            return
+        outs = self._execute(retry, _fallback=True)
+        decided = 0
+        for (ji, ci), (pos, neg) in zip(where, outs, strict=True):
+            got = kernel_answer(pos, neg)
+            if got is not None:
+                decided += 1
+                old = final[ji][ci]
+                final[ji][ci] = CheckOutput(
+                    [LeanMessage("information", 0, 0, 0, 0, "true" if got else "false")],
+                    "", old.definition_errors, old.header_errors, old.dropped_imports)
+        with self._lock:
+            kd = self.stats.extra.setdefault("kernel_decide", {"asked": 0, "decided": 0})
+            kd["asked"] += len(where)
+            kd["decided"] += decided
 
     def _pack(
         self, variants: list[render.Variant], checks: list[list[tuple[int, int, str]]]
@@ -330,21 +451,28 @@ class LeanBackend:
         """Split units into pieces of at most ``chunk_size`` checks, and pieces into files.
 
         Order is kept (deterministic files); a file holds at most
-        ``tasks_per_file`` pieces and ``chunk_size`` checks in total.
+        ``tasks_per_file`` pieces and ``chunk_size`` checks in total. When a
+        round needs several files, they get equal shares (``balanced_size``),
+        so parallel workers finish together instead of one waiting on a remainder.
         """
-        pieces: list[tuple[render.Variant, list[tuple[int, int, str]]]] = []
-        for variant, items in zip(variants, checks, strict=True):
-            for start in range(0, len(items), self.chunk_size):
-                pieces.append((variant, items[start : start + self.chunk_size]))
+        total = sum(len(items) for items in checks)
+        limit = balanced_size(total, self.chunk_size)
         files: list[list[tuple[render.Variant, list[tuple[int, int, str]]]]] = []
+        current: list[tuple[render.Variant, list[tuple[int, int, str]]]] = []
         size = 0
-        for piece in pieces:
-            if not files or len(files[-1]) >= self.tasks_per_file \
-                    or size + len(piece[1]) > self.chunk_size:
-                files.append([])
-                size = 0
-            files[-1].append(piece)
-            size += len(piece[1])
+        for variant, items in zip(variants, checks, strict=True):
+            at = 0
+            while at < len(items):
+                if size >= limit or len(current) >= self.tasks_per_file:
+                    files.append(current)
+                    current, size = [], 0
+                # a unit may continue in the next file (its definitions are repeated there)
+                take = min(limit - size, len(items) - at)
+                current.append((variant, items[at : at + take]))
+                size += take
+                at += take
+        if current:
+            files.append(current)
         return files
 
     def _next_name(self) -> str:
@@ -368,22 +496,51 @@ class LeanBackend:
         UNKNOWN, never the candidate's FAIL.
         """
         outs: list[tuple[tuple[int, int], CheckOutput]] = []
+        planned = sum(len(items) for _, items in pieces)
+        try:
+            self._run_attempts(pieces, outs)
+        finally:
+            self._notify("done", 1, planned)
+        return outs
+
+    def _run_attempts(
+        self, pieces: list[tuple[render.Variant, list[tuple[int, int, str]]]],
+        outs: list[tuple[tuple[int, int], CheckOutput]],
+    ) -> None:
         attempt = 0
         while pieces:
             done, rest, culprit = self._run_once(pieces)
             outs.extend(done)
-            if culprit is None:
-                break
-            outs.append(culprit)
-            if attempt >= self.crash_retries:
-                why = culprit[1].failure
-                why = why if why.startswith("infrastructure") else f"infrastructure: {why}"
-                outs.extend(((ji, idx), CheckOutput([], f"{why} (not retried)"))
-                            for _, items in rest for ji, idx, _ in items)
-                break
-            attempt += 1
-            pieces = rest
-        return outs
+            if culprit is not None:
+                outs.append(culprit)
+                if attempt >= self.crash_retries:
+                    why = culprit[1].failure
+                    why = why if why.startswith("infrastructure") else f"infrastructure: {why}"
+                    outs.extend(((ji, idx), CheckOutput([], f"{why} (not retried)"))
+                                for _, items in rest for ji, idx, _ in items)
+                    break
+                attempt += 1
+            pieces = rest  # unreached checks, or units retried with compatibility names
+
+    def _compat_for(self, pieces: Sequence[tuple[render.Variant, Any]]) -> str:
+        with self._lock:
+            names = set().union(*(self.compat.get(v.task.id, set()) for v, _ in pieces))
+        return compat.definitions(names)
+
+    def _needs_compat(self, task: Task, errors: list[str]) -> bool:
+        """Record compatibility names ``errors`` ask for; True if any is new for ``task``."""
+        wanted = compat.needed(errors)
+        with self._lock:
+            have = self.compat.setdefault(task.id, set())
+            new = wanted - have
+            if not new:
+                if not have:
+                    del self.compat[task.id]
+                return False
+            have |= new
+            self.stats.extra["compat"] = {t: sorted(n) for t, n in sorted(self.compat.items())}
+        log.warning("%s: adding compatibility definitions for %s", task.id, ", ".join(sorted(new)))
+        return True
 
     def _run_once(
         self, pieces: list[tuple[render.Variant, list[tuple[int, int, str]]]]
@@ -395,7 +552,8 @@ class LeanBackend:
             for i, (v, items) in enumerate(pieces)
         ]
         layout = render.layout_file(units, kernel=self.kernel, max_heartbeats=self.max_heartbeats,
-                                    allow_import=self._allow_import)
+                                    allow_import=self._allow_import,
+                                    prelude=self._compat_for(pieces))
         name = self._next_name()  # the unit writes the file wherever it runs
         start = time.monotonic()
         got = self.executor.map(
@@ -439,6 +597,9 @@ class LeanBackend:
             def_errors = [m.text for m in att.definitions[ui] if m.is_error]
             own = set(variant.imports())  # another unit's missing imports are not this one's
             dropped = [m for m in layout.dropped_imports if m in own]
+            if def_errors and self._needs_compat(variant.task, def_errors):
+                rest.append((variant, list(items)))  # again, with the missing names defined
+                continue
             left: list[tuple[int, int, str]] = []
             for ci, item in enumerate(items):
                 ji, idx, command = item
@@ -488,7 +649,7 @@ class LeanBackend:
         answers: list[list[Any]] = []
         for p in plans:
             got = next(outs) if p.variant is not None and p.commands else []
-            answers.append([s[1] if s[0] == "done" else p.finish(got[s[1]]) for s in p.slots])
+            answers.append([p.answer(s, got) for s in p.slots])
         return answers
 
     # ------------------------------------------------------------ plan builders
@@ -561,6 +722,28 @@ class LeanBackend:
             plan.commands = []
         return plan
 
+    def _plan_classify(self, task: Task, inputs: Sequence[Input]) -> _Plan:
+        """Syntax filter and ``decide`` in one file: two commands per input.
+
+        The ``#check`` tells an ill-typed input (its error sits on the check's
+        own lines) from an undecidable one, so classification costs one Lean
+        round instead of two.
+        """
+        problem = self._lean_task(task)
+        if problem:
+            return _Plan(None, [], [_done((None, problem)) for _ in inputs], bool_answer)
+        commands: list[str] = []
+        slots: list[_Slot] = []
+        for inp in inputs:
+            try:
+                term = render.precond_term(task, inp)
+            except Exception as exc:  # an ill-typed value: that input fails, not the call
+                slots.append(_done((None, f"ill_typed: {exc}")))
+                continue
+            slots.append(("cmds", (len(commands), len(commands) + 1)))
+            commands += [render.check_command(term), render.decide_command(term, self.kernel)]
+        return _Plan(render.Variant(task), commands, slots, bool_answer, classify_answer)
+
     def _plan_post(
         self, task: Task, spec: Spec | None, pairs: Sequence[tuple[Input, Any]]
     ) -> _Plan:
@@ -568,7 +751,7 @@ class LeanBackend:
         variant = None if problem else render.Variant(task, spec=spec)
         plan = self._plan_items(
             variant, pairs,
-            lambda pair: render.decide_command(render.postcond_term(task, pair[0], pair[1]),
+            lambda pair: render.decide_command(render.postcond_term(task, pair[0], pair[1], self.kernel),
                                                self.kernel),
             bool_answer, lambda why: (None, why))
         if problem:
@@ -597,7 +780,8 @@ class LeanBackend:
 
         return self._plan_items(
             variant, inputs,
-            lambda inp: render.value_command(render.call_term(task, inp, with_proof), ret, kernel),
+            lambda inp: render.value_command(render.call_term(task, inp, with_proof, kernel), ret,
+                                               kernel),
             finish, lambda why: Outcome(False, error=why))
 
     def _plan_test(self, task: Task, impl: Implementation | None,
@@ -641,7 +825,7 @@ class LeanBackend:
         """
         builders: dict[str, Callable[..., _Plan]] = {
             "check_inputs": self._plan_check_inputs,
-            "classify": lambda task, inputs: self._plan_decide(task, None, inputs),
+            "classify": self._plan_classify,
             "precondition_holds": self._plan_decide,
             "postcondition_holds": self._plan_post,
             "run": self._plan_run,
@@ -847,6 +1031,26 @@ def _broken_definitions(out: CheckOutput, limit: int = 200) -> str:
     if out.dropped_imports:
         return f"unsupported: imports unavailable here ({', '.join(out.dropped_imports)}): {first}"
     return "compile: " + first
+
+
+def kernel_answer(pos: CheckOutput, neg: CheckOutput) -> bool | None:
+    """``P`` / ``¬P`` by ``decide +kernel``: which one elaborated cleanly, if exactly one."""
+
+    def proved(out: CheckOutput) -> bool:
+        return (not out.failure and not out.errors
+                and not any("sorry" in m.text for m in out.messages))
+
+    p, n = proved(pos), proved(neg)
+    return None if p == n else p
+
+
+def classify_answer(outs: list[CheckOutput]) -> tuple[bool | None, str]:
+    """(syntax check, decision) → the decision, or ``ill_typed`` when the input is."""
+    check, decision = outs
+    why = check_answer(check)
+    if why is not None and why.startswith("ill_typed"):
+        return None, why
+    return bool_answer(decision)
 
 
 def compile_answer(out: CheckOutput) -> str | None:

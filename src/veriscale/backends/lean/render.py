@@ -241,16 +241,28 @@ def precond_term(task: Task, inp: Input) -> str:
     return f"{task.signature.name}_precond {args}".rstrip()
 
 
-def postcond_term(task: Task, inp: Input, output: object) -> str:
+PRECOND_PROOF = "(by sorry)"
+KERNEL_PRECOND_PROOF = "(by first | decide | sorry)"
+"""The ``h_precond`` argument. Compiled code erases proofs, so ``sorry`` is harmless
+there; kernel reduction can meet the proof (code that matches on it, or a result
+built from it) and a ``sorry`` then blocks it, so in kernel mode the proof is
+``decide`` where the precondition is decidable and ``sorry`` only where it is not."""
+
+
+def precond_proof(kernel: bool) -> str:
+    return KERNEL_PRECOND_PROOF if kernel else PRECOND_PROOF
+
+
+def postcond_term(task: Task, inp: Input, output: object, kernel: bool = False) -> str:
     args = args_text(task, inp)
     out = value_text(task.signature.return_type, output)
     head = f"{task.signature.name}_postcond {args}".rstrip()
-    return f"{head} {out} (by sorry)"
+    return f"{head} {out} {precond_proof(kernel)}"
 
 
-def call_term(task: Task, inp: Input, with_proof: bool) -> str:
+def call_term(task: Task, inp: Input, with_proof: bool, kernel: bool = False) -> str:
     args = args_text(task, inp)
-    proof = " (by sorry)" if with_proof else ""
+    proof = " " + precond_proof(kernel) if with_proof else ""
     return f"{task.signature.name} {args}".rstrip() + proof
 
 
@@ -330,6 +342,27 @@ def decide_command(prop: str, kernel: bool) -> str:
     return f"#reduce decide ({prop})" if kernel else f"#eval! decide ({prop})"
 
 
+def decided_prop(command: str) -> str | None:
+    """``P`` of a kernel-mode ``#reduce decide (P)`` command, else None."""
+    head, tail = "#reduce decide (", ")"
+    if command.startswith(head) and command.endswith(tail):
+        return command[len(head):-len(tail)]
+    return None
+
+
+def kernel_decide_command(prop: str, holds: bool) -> str:
+    """A proof of ``P`` (or of ``¬P``) by the kernel's own evaluation of ``decide``.
+
+    ``#reduce`` respects irreducibility, so code behind well-founded recursion
+    (``Array.all``, ``Array.any``, ...) prints a stuck ``Decidable.rec`` term;
+    the kernel unfolds it. The example elaborates without error exactly when
+    the kernel reduced ``decide`` to ``true``, so the answer is as trustworthy
+    as any ``decide`` proof.
+    """
+    goal = f"({prop})" if holds else f"¬ ({prop})"
+    return f"example : {goal} := by decide +kernel"
+
+
 def value_command(call: str, ret: LeanType, kernel: bool) -> str:
     if kernel:
         term, _ = projection(ret, call)
@@ -402,8 +435,13 @@ def layout_file(
     kernel: bool,
     max_heartbeats: int,
     allow_import: object = is_core_import,
+    prelude: str = "",
 ) -> Layout:
-    """The text of one Lean file holding ``units``, and where each piece landed."""
+    """The text of one Lean file holding ``units``, and where each piece landed.
+
+    ``prelude`` (top-level declarations, e.g. compatibility definitions) goes
+    after the options, outside every unit; its messages count as the header's.
+    """
     wanted: list[str] = []
     for u in units:
         for mod in u.variant.imports():
@@ -418,6 +456,8 @@ def layout_file(
         "set_option format.width 100000000",
         "set_option linter.unusedVariables false",
     ]
+    if prelude.strip():
+        head += ["", prelude.strip("\n")]
     header = w.add("\n".join(head))
     defs: list[tuple[int, int]] = []
     checks: list[list[tuple[int, int]]] = []

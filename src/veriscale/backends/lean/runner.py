@@ -13,16 +13,16 @@ import copy
 import json
 import logging
 import os
-import resource
 import shutil
 import signal
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from veriscale.backends import isolation
 from veriscale.backends.lean import wasm_setup
 
 log = logging.getLogger(__name__)
@@ -118,17 +118,6 @@ def parse_messages(stdout: str) -> tuple[list[LeanMessage], list[str]]:
     return messages, other[-20:]
 
 
-def _limits(memory_mb: int | None) -> Callable[[], None] | None:
-    if not memory_mb:
-        return None
-    limit = int(memory_mb) * 1024 * 1024
-
-    def apply() -> None:  # runs in the child, before exec
-        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-
-    return apply
-
-
 def _decode(data: bytes | str | None) -> str:
     if data is None:
         return ""
@@ -145,17 +134,10 @@ def run_command(
 ) -> RunResult:
     """Run one Lean command; on timeout kill its whole process group and keep partial output."""
     start = time.monotonic()
-    try:
-        proc = subprocess.Popen(
-            list(cmd),
-            cwd=cwd,
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            stdin=subprocess.DEVNULL,
-            start_new_session=True,
-            preexec_fn=_limits(memory_mb),
-        )
+    try:  # OS isolation, rlimits, own process group, dies with us
+        proc = isolation.spawn(list(cmd), cwd=cwd, env=env, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE,
+                               limits=isolation.ProcessLimits(memory_mb=memory_mb))
     except OSError as exc:
         return RunResult([], 127, stderr=f"cannot start {cmd[0]}: {exc}",
                          seconds=time.monotonic() - start)

@@ -1,6 +1,7 @@
 """The Python backend: the oracle for Python-spec tasks, through the sandbox.
 
-Every piece of task or candidate code runs in sandbox workers, never here.
+Every piece of task or candidate code runs in sandbox workers (each candidate in
+a fresh child of an OS-isolated fork server), never here.
 Values cross as native Python (``to_native``) and come back through
 ``from_native`` + ``check`` against the declared type, so an ill-typed result
 is a failure, never a value. Ground-truth code is trusted (no static check,
@@ -15,6 +16,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from veriscale.backends import isolation
 from veriscale.backends.base import (
     BackendStats,
     Classification,
@@ -58,25 +60,34 @@ def _join(*parts: str) -> str:
 
 class PythonBackend:
     """Backend for Python-spec tasks. Options: ``workers`` (pool size), ``timeout``
-    (seconds per item), ``batch_timeout``, ``memory_mb``, ``cpu_seconds``,
-    ``batch_size`` (items per round trip), ``check_safety`` (static check of
-    candidate code), ``executor`` (where batches run: with a remote executor each
-    batch is one unit of it; compile checks stay here). Options meant for other backends (``runner``...) are ignored
-    and listed in ``stats.extra["ignored_options"]``."""
+    (seconds per item), ``candidate_seconds`` (wall-clock budget of one candidate
+    over all its tests), ``memory_mb``, ``cpu_seconds``, ``max_output_bytes`` (one
+    result), ``batch_size`` (items per child), ``check_safety`` (static screen of
+    candidate code), ``sandbox`` (``auto``/``os``/``none``; default: the process-wide
+    choice, see :mod:`veriscale.backends.isolation`), ``seed`` (the run seed, from
+    which each candidate's ``random`` is seeded), ``executor`` (where batches run:
+    with a remote executor each batch is one unit of it; compile checks stay here).
+    Options meant for other backends
+    (``runner``...) are ignored and listed in ``stats.extra["ignored_options"]``."""
 
     name = "python"
 
-    def __init__(self, workers: int = 2, timeout: float = 2.0, batch_timeout: float | None = None,
-                 memory_mb: int = 512, cpu_seconds: float | None = None, batch_size: int = 64,
-                 check_safety: bool = True, executor: Executor | None = None,
-                 **other: Any) -> None:
-        limits = SandboxLimits(timeout=timeout, batch_timeout=batch_timeout,
-                               memory_mb=memory_mb, cpu_seconds=cpu_seconds)
-        self.sandbox = Sandbox(workers=workers, limits=limits, batch_size=batch_size)
+    def __init__(self, workers: int = 2, timeout: float = 2.0,
+                 candidate_seconds: float = 60.0, memory_mb: int = 512,
+                 cpu_seconds: float | None = None, max_output_bytes: int = 1024 * 1024,
+                 batch_size: int = 64, check_safety: bool = True, sandbox: str | None = None,
+                 seed: int = 0, executor: Executor | None = None, **other: Any) -> None:
+        limits = SandboxLimits(timeout=timeout, candidate_seconds=candidate_seconds,
+                               memory_mb=memory_mb, cpu_seconds=cpu_seconds,
+                               max_output_bytes=max_output_bytes)
+        info = isolation.resolve(sandbox) if sandbox is not None else isolation.current()
+        self.sandbox = Sandbox(workers=workers, limits=limits, batch_size=batch_size,
+                               isolation_info=info, seed=seed)
         self.check_safety = check_safety
         self._spec_errors: dict[tuple[str, str, str], str] = {}
         self.executor = executor
         self._stats = BackendStats()
+        self._stats.extra["isolation"] = self.sandbox.describe()
         ignored = sorted(k for k, v in other.items() if v is not None)
         if ignored:
             self._stats.extra["ignored_options"] = ignored
@@ -106,7 +117,8 @@ class PythonBackend:
             if is_remote(self.executor):
                 assert self.executor is not None
                 return call_many_on(self.executor, self.sandbox.limits, self.sandbox.batch_size,
-                                    source, funcs, items, restricted)
+                                    source, funcs, items, restricted, seed=self.sandbox.seed,
+                                    sandbox=self.sandbox.isolation.mode)
             return self.sandbox.call_many(source, funcs, items, restricted=restricted)
         finally:
             self._stats.checks += len(items)
@@ -253,6 +265,8 @@ class PythonBackend:
 
     @staticmethod
     def _outcome(task: Task, r: CallResult) -> Outcome:
+        """Code results → outcomes: the one place where a worker failure text becomes
+        ``Outcome.error`` (its prefix is the failure kind)."""
         if not r.ok:
             return Outcome(False, error=outcome_error(r.error))
         t = task.signature.return_type

@@ -1,22 +1,21 @@
-"""Sandboxed execution of untrusted Python: a pool of reusable worker processes.
+"""Sandboxed execution of untrusted Python: a pool of isolated fork servers.
 
 Why processes: candidate solutions, LLM-written adversaries and specs can hang,
-crash the interpreter, exhaust memory or call ``os._exit``; none of that may
-take the run down. Each worker is a separate interpreter (no site packages, a
-clean environment with only ``PATH``/``LANG``, a fresh temporary cwd, rlimits on
-address space, file size and cores, optional CPU) that loads a code module once
-(keyed by source hash) and then evaluates many calls, streamed one reply frame
-per item so that a timeout or a crash costs exactly one item.
+crash the interpreter, exhaust memory, call ``os._exit`` or try to escape; none
+of that may take the run down, touch the host, or reach another candidate. Each
+pool worker is a pristine interpreter (``worker.py``) started through
+:func:`veriscale.backends.isolation.spawn`: under bubblewrap when isolation is in
+force (no network, read-only minimal root, private /tmp, uid 65534, dies with
+us), in a clean environment, with rlimits. It forks one child per candidate
+request, so every candidate starts from a clean interpreter; the child runs
+under a seccomp filter and a CPU limit, and a per-item deadline and a
+per-candidate wall-clock budget (across all its tests) are enforced by SIGKILL.
 
-Time limits are two-level: the worker raises inside user code on SIGALRM
-(cheap, the worker survives), and the parent kills the whole process group when
-an item overruns its hard deadline (user code that swallows the alarm, long C
-calls), then restarts the worker for the remaining items.
+One result is capped (``max_output_bytes``) in the child, again in the server
+and again here, so no candidate can grow the evaluator's memory.
 
-Isolation is process-level, not a security boundary against a determined
-attacker: code that slips past :func:`check_untrusted_python` can still read
-files the user can read. The static check plus restricted builtins and imports
-are the first line; limits and process isolation keep the run alive.
+The static screen (:func:`check_untrusted_python`) and restricted builtins stay
+as a first filter only.
 """
 
 from __future__ import annotations
@@ -28,23 +27,24 @@ import hashlib
 import json
 import os
 import queue
+import re
 import select
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
 import threading
 import time
-from collections import OrderedDict
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from veriscale.backends import isolation
+from veriscale.backends.isolation import IsolationInfo, Mounts, ProcessLimits
 from veriscale.backends.python import worker as worker_module
-from veriscale.backends.python.worker import HEADER, MAX_MODULES, SAFE_MODULES, encode_value
+from veriscale.backends.python.worker import HEADER, SAFE_MODULES, encode_value
 
 WORKER_SCRIPT = Path(worker_module.__file__).resolve()
 
@@ -60,6 +60,16 @@ BANNED_NAMES = frozenset(
     }
 )
 ALLOWED_DUNDER_ATTRS = frozenset({"__init__", "__name__", "__doc__"})
+# Allowed-module functions that turn a *string* into an attribute access or an
+# evaluation, out of the static check's sight (``attrgetter('__self__')(len)`` is
+# the real builtins, ``get_type_hints`` evaluates string annotations).
+REFLECTIVE_NAMES = frozenset(
+    {
+        "attrgetter", "methodcaller", "Formatter", "get_field", "get_value", "vformat",
+        "get_type_hints", "ForwardRef", "evaluate_forward_ref", "_eval_type",
+        "get_annotations", "__annotations__",
+    }
+)
 BANNED_ATTRS = frozenset(
     {
         "gi_frame", "gi_code", "gi_yieldfrom", "cr_frame", "cr_code", "ag_frame", "ag_code",
@@ -95,6 +105,9 @@ def module_escape_attrs() -> frozenset[str]:
 
 
 
+_FORMAT_FIELD_ATTR = re.compile(r"\{[^{}]*[.\[]_")
+
+
 def check_untrusted_python(source: str) -> str | None:
     """Why ``source`` must not run (``None`` when it passes).
 
@@ -128,10 +141,11 @@ def _check_node(node: ast.AST) -> str | None:
         if node.level or top not in SAFE_MODULES:
             return f"import from {node.module or '.'!r} is not allowed"
         for alias in node.names:
-            if alias.name.startswith("_") or alias.name in module_escape_attrs():
+            if (alias.name.startswith("_") or alias.name in module_escape_attrs()
+                    or alias.name in REFLECTIVE_NAMES):
                 return f"import of {alias.name!r} from {node.module!r} is not allowed"
     elif isinstance(node, ast.Name):
-        if node.id in BANNED_NAMES:
+        if node.id in BANNED_NAMES or node.id in REFLECTIVE_NAMES:
             return f"use of {node.id!r} is not allowed"
         if node.id.startswith("__") and node.id.endswith("__") and node.id != "__name__":
             return f"use of {node.id!r} is not allowed"
@@ -139,13 +153,22 @@ def _check_node(node: ast.AST) -> str | None:
         attr = node.attr
         if attr.startswith("__") and attr not in ALLOWED_DUNDER_ATTRS:
             return f"access to attribute {attr!r} is not allowed"
-        if attr in BANNED_ATTRS or attr in module_escape_attrs():
+        if attr in BANNED_ATTRS or attr in module_escape_attrs() or attr in REFLECTIVE_NAMES:
             return f"access to attribute {attr!r} is not allowed"
+    elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+        text = node.value.strip()
+        if text.startswith("__") and text.endswith("__") and len(text) > 4:
+            return f"string {text!r} names a dunder attribute"
+        if text.startswith("_") and text[1:].isidentifier() and text in module_escape_attrs():
+            return f"string {text!r} names a module escape"
+        if _FORMAT_FIELD_ATTR.search(node.value):
+            return "a format field that reaches a private attribute is not allowed"
     elif isinstance(node, (ast.Global, ast.Nonlocal)):
         bad = [n for n in node.names if n.startswith("__")]
         if bad:
             return f"declaration of {bad[0]!r} is not allowed"
     return None
+
 
 
 # ---------------------------------------------------------------------------
@@ -156,7 +179,8 @@ def _check_node(node: ast.AST) -> str | None:
 class CallResult:
     """One item's result: the native value when ``ok``, else the failure text
     (``timeout``, ``memory``, ``exit: ...``, ``crash: ...``, ``error: ...``,
-    ``ill_typed: ...``, ``compile: ...``, ``output_limit: ...``)."""
+    ``ill_typed: ...``, ``compile: ...``, ``output_limit: ...``,
+    ``infrastructure: ...``)."""
 
     ok: bool
     value: Any = None
@@ -166,21 +190,25 @@ class CallResult:
 
 @dataclass(frozen=True)
 class SandboxLimits:
-    timeout: float = 2.0  # per item (soft in the worker, hard = timeout + grace in the parent)
-    batch_timeout: float | None = None  # per round trip; None: 10 x timeout, at least 10 s
+    timeout: float = 2.0  # per item (soft in the child, hard = timeout + grace in the server)
+    candidate_seconds: float = 60.0  # wall-clock budget of one candidate over all its items
     load_timeout: float = 5.0  # executing a module's top level
-    memory_mb: int = 512  # RLIMIT_AS of each worker
+    memory_mb: int = 512  # RLIMIT_AS of each worker and its children
     cpu_seconds: float | None = None  # optional per-item CPU budget (SIGXCPU kills)
-    max_output_bytes: int = 32 * 1024 * 1024
+    max_output_bytes: int = 1024 * 1024  # one encoded result
     recursion_limit: int = 10000
+    fsize_mb: int = 16
+    tmp_mb: int = 64  # size of the private /tmp under bubblewrap
 
     @property
     def grace(self) -> float:
         return max(0.5, 0.5 * self.timeout)
 
     @property
-    def effective_batch_timeout(self) -> float:
-        return self.batch_timeout or max(10.0, 10 * self.timeout)
+    def reply_deadline(self) -> float:
+        """How long the parent waits for any frame before declaring the worker lost
+        (the server itself enforces the item and load deadlines well before)."""
+        return max(self.timeout, self.load_timeout) + 2 * self.grace + 10.0
 
 
 @dataclass
@@ -197,6 +225,12 @@ def module_key(source: str, restricted: bool) -> str:
     return hashlib.sha256(f"{int(restricted)}\0{source}".encode()).hexdigest()
 
 
+def derive_seed(*parts: object) -> int:
+    """A 63-bit seed from the run seed, the candidate and (for items) its input."""
+    text = "\0".join(str(p) for p in parts)
+    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big") >> 1
+
+
 def clean_env() -> dict[str, str]:
     """The whole environment a worker sees: nothing inherited, no secrets."""
     return {
@@ -207,6 +241,12 @@ def clean_env() -> dict[str, str]:
         "PYTHONDONTWRITEBYTECODE": "1",
         "PYTHONIOENCODING": "utf-8",
     }
+
+
+def python_paths() -> list[str]:
+    """What the worker interpreter needs to see: its executable and standard library."""
+    exe = os.path.realpath(sys.executable)
+    return [os.path.dirname(exe), os.path.realpath(sys.base_prefix)]
 
 
 def _untag(v: Any, depth: int = 0) -> Any:
@@ -227,11 +267,11 @@ def _untag(v: Any, depth: int = 0) -> Any:
 
 
 # ---------------------------------------------------------------------------
-# one worker process, seen from the parent
+# one worker process (a fork server), seen from the parent
 
 
 class _Dead(Exception):
-    """The worker is gone (EOF, broken pipe) or spoke garbage; ``reason`` is the item failure."""
+    """The worker is gone (EOF, broken pipe) or spoke garbage; ``reason`` is the failure."""
 
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
@@ -239,22 +279,34 @@ class _Dead(Exception):
 
 
 class _Late(Exception):
-    """No complete reply before the deadline."""
+    """No complete frame before the deadline."""
+
+
+@dataclass
+class RunReply:
+    """What one ``run`` request gave: item results in order, or the module's load error;
+    ``lost`` says why the worker was lost part way (the remaining items have no result)."""
+
+    results: list[CallResult]
+    load_error: str | None = None
+    lost: str | None = None
 
 
 class WorkerProcess:
-    """A live worker subprocess and the parent's end of its two pipes."""
+    """A live fork server and the parent's end of its two pipes."""
 
-    def __init__(self, limits: SandboxLimits, stats: SandboxStats) -> None:
+    def __init__(self, limits: SandboxLimits, stats: SandboxStats,
+                 isolation_info: IsolationInfo) -> None:
         self.limits = limits
         self.stats = stats
+        self.isolation = isolation_info
         self.proc: subprocess.Popen[bytes] | None = None
         self.tmpdir: str | None = None
         self.req_w = -1
         self.resp_r = -1
         self.buf = bytearray()
-        self.loaded: OrderedDict[str, None] = OrderedDict()
         self.started = 0
+        self.seccomp = False
 
     # -- lifecycle --------------------------------------------------------
 
@@ -263,29 +315,38 @@ class WorkerProcess:
         return self.proc is not None and self.proc.poll() is None
 
     def start(self) -> None:
-        self.tmpdir = tempfile.mkdtemp(prefix="veriscale-worker-")
+        lim = self.limits
         req_r, req_w = os.pipe()
         resp_r, resp_w = os.pipe()
+        argv = [os.path.realpath(sys.executable), "-s", "-S", "-P", "-B", str(WORKER_SCRIPT),
+                str(req_r), str(resp_w)]
+        if self.isolation.isolated:
+            cwd = "/tmp"
+        else:
+            self.tmpdir = tempfile.mkdtemp(prefix="veriscale-worker-")
+            cwd = self.tmpdir
+        mounts = Mounts(minimal=True, ro=(*python_paths(), str(WORKER_SCRIPT)),
+                        tmp_size_mb=lim.tmp_mb)
         try:
-            self.proc = subprocess.Popen(
-                [sys.executable, "-s", "-S", "-P", "-B", str(WORKER_SCRIPT), str(req_r),
-                 str(resp_w)],
-                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                pass_fds=(req_r, resp_w), cwd=self.tmpdir, env=clean_env(),
-                start_new_session=True,
-            )
+            self.proc = isolation.spawn(
+                argv, cwd=cwd, env=clean_env(), isolation=self.isolation, mounts=mounts,
+                limits=ProcessLimits(fsize_mb=lim.fsize_mb), pass_fds=(req_r, resp_w))
+        except OSError as exc:
+            os.close(req_w)
+            os.close(resp_r)
+            raise RuntimeError(f"sandbox worker failed to start: {exc}") from exc
         finally:
             os.close(req_r)
             os.close(resp_w)
         self.req_w, self.resp_r = req_w, resp_r
         self.buf = bytearray()
-        self.loaded = OrderedDict()
         self.stats.processes += 1
         self.started += 1
+        program = isolation.build_filter()
         cfg = {
-            "memory_mb": self.limits.memory_mb, "cpu_seconds": self.limits.cpu_seconds,
-            "fsize_mb": 16, "recursion_limit": self.limits.recursion_limit,
-            "max_output_bytes": self.limits.max_output_bytes,
+            "memory_mb": lim.memory_mb, "fsize_mb": lim.fsize_mb,
+            "recursion_limit": lim.recursion_limit, "max_output_bytes": lim.max_output_bytes,
+            "seccomp": program.hex() if program else "", "nproc": 0,
         }
         try:
             self._send(cfg)
@@ -296,24 +357,18 @@ class WorkerProcess:
         if not (isinstance(ready, dict) and ready.get("ready")):
             self.kill()
             raise RuntimeError("sandbox worker failed to start: bad handshake")
+        self.seccomp = bool(ready.get("seccomp"))
 
     def kill(self) -> None:
-        """Kill the worker's whole process group and release its pipes and directory."""
+        """Kill the worker's process group (and, under bwrap, its pid namespace)."""
         if self.proc is not None:
-            if self.proc.poll() is None:
-                try:
-                    os.killpg(self.proc.pid, signal.SIGKILL)
-                except (ProcessLookupError, PermissionError):
-                    self.proc.kill()
-            with contextlib.suppress(subprocess.TimeoutExpired):  # SIGKILL always lands
-                self.proc.wait(timeout=5)
+            isolation.kill_group(self.proc)
         for fd in (self.req_w, self.resp_r):
             if fd >= 0:
                 with contextlib.suppress(OSError):
                     os.close(fd)
         self.req_w = self.resp_r = -1
         self.proc = None
-        self.loaded = OrderedDict()
         if self.tmpdir:
             shutil.rmtree(self.tmpdir, ignore_errors=True)
             self.tmpdir = None
@@ -345,7 +400,7 @@ class WorkerProcess:
                 n = os.write(self.req_w, data)
                 data = data[n:]
         except OSError as exc:
-            raise _Dead(self._death_reason()) from exc
+            raise _Dead("worker closed its request pipe") from exc
 
     def _recv(self, deadline: float) -> Any:
         limit = self.limits.max_output_bytes + 4096
@@ -353,14 +408,14 @@ class WorkerProcess:
             if len(self.buf) >= HEADER.size:
                 (size,) = HEADER.unpack(self.buf[: HEADER.size])
                 if size > limit:
-                    raise _Dead("crash: protocol violation (oversized frame)")
+                    raise _Dead("protocol violation (oversized frame)")
                 if len(self.buf) >= HEADER.size + size:
                     body = bytes(self.buf[HEADER.size : HEADER.size + size])
                     del self.buf[: HEADER.size + size]
                     try:
                         return json.loads(body)
                     except (ValueError, RecursionError) as exc:
-                        raise _Dead("crash: protocol violation (unreadable frame)") from exc
+                        raise _Dead("protocol violation (unreadable frame)") from exc
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise _Late
@@ -369,124 +424,43 @@ class WorkerProcess:
                 raise _Late
             chunk = os.read(self.resp_r, 1 << 20)
             if not chunk:
-                raise _Dead(self._death_reason())
+                raise _Dead("worker exited")
             self.buf.extend(chunk)
 
-    def _death_reason(self) -> str:
-        """Failure text for a worker that stopped talking: its exit status or signal."""
-        assert self.proc is not None
-        try:
-            code = self.proc.wait(timeout=2)
-        except subprocess.TimeoutExpired:
-            return "crash: worker closed its protocol channel"
-        if code < 0:
-            try:
-                name = signal.Signals(-code).name
-            except ValueError:
-                name = str(-code)
-            if name == "SIGXCPU":
-                return "timeout"
-            return f"crash: killed by signal {name}"
-        return f"exit: worker exited with status {code}"
+    # -- the one operation ----------------------------------------------------
 
-    # -- operations -----------------------------------------------------------
-
-    def load(self, key: str, source: str, restricted: bool) -> str | None:
-        """Load a module unless loaded; ``None`` or the ``compile: ...`` failure."""
-        if key in self.loaded:
-            self.loaded.move_to_end(key, last=True)
-            return None
-        self.ensure_started()
-        self.stats.loads += 1
-        self._send({"op": "load", "key": key, "source": source, "restricted": restricted,
-                    "timeout": self.limits.load_timeout})
-        try:
-            reply = self._recv(time.monotonic() + self.limits.load_timeout + self.limits.grace)
-        except _Late:
-            self.kill()
-            return "compile: timeout while executing the module"
-        except _Dead as exc:
-            self.kill()
-            return f"compile: {exc.reason}"
-        if not isinstance(reply, dict) or "ok" not in reply:
-            self.kill()
-            return "compile: crash: protocol violation"
-        if not reply["ok"]:
-            return str(reply.get("error", "compile: failed"))
-        self.loaded[key] = None
-        while len(self.loaded) > MAX_MODULES:  # mirrors the worker's FIFO eviction
-            self.loaded.popitem(last=False)
-        return None
-
-    def _drain(self, n: int, deadline: float) -> None:
-        """Read and drop ``n`` pending replies (kill the worker if they do not come)."""
-        try:
-            for _ in range(n):
-                self._recv(deadline)
-        except (_Dead, _Late):
-            self.kill()
-
-    def probe(self, key: str, funcs: Sequence[str]) -> str | None:
-        """``None`` when the loaded module defines a callable among ``funcs``."""
-        try:
-            self._send({"op": "probe", "key": key, "funcs": list(funcs)})
-            reply = self._recv(time.monotonic() + 5.0)
-        except (_Dead, _Late) as exc:
-            self.kill()
-            return f"compile: crash: worker failed while probing ({type(exc).__name__})"
-        if not isinstance(reply, dict) or not isinstance(reply.get("defined"), (str, type(None))):
-            self.kill()
-            return "compile: crash: protocol violation"
-        if reply["defined"] is None:
-            return f"compile: no function {' or '.join(funcs)} defined"
-        return None
-
-    def call_batch(
-        self, key: str, funcs: Sequence[str], batch: Sequence[list[Any]],
-    ) -> tuple[list[CallResult], str | None]:
-        """Send one round trip; return the results received in order and, if the
-        batch stopped early, why (``"item"``: the item after the results failed
-        hard and is included as a failure; ``"batch"``: the batch deadline hit;
-        ``"reload"``: the worker no longer holds the module)."""
+    def run(self, source: str, restricted: bool, funcs: Sequence[str],
+            items: Sequence[list[Any]], seeds: Sequence[int], seed: int,
+            budget: float) -> RunReply:
+        """One candidate module on ``items`` in a fresh child of this server."""
         lim = self.limits
         self.stats.round_trips += 1
-        results: list[CallResult] = []
+        self.stats.loads += 1
+        reply = RunReply([])
         try:
-            self._send({"op": "call", "key": key, "funcs": list(funcs),
-                        "items": list(batch),
-                        "timeout": lim.timeout})
+            self._send({"op": "run", "source": source, "restricted": restricted,
+                        "funcs": list(funcs), "items": list(items), "seeds": list(seeds),
+                        "seed": seed, "timeout": lim.timeout, "load_timeout": lim.load_timeout,
+                        "budget": budget, "cpu_seconds": lim.cpu_seconds})
+            while True:
+                frame = self._recv(time.monotonic() + lim.reply_deadline)
+                if not isinstance(frame, dict):
+                    raise _Dead("protocol violation (not an object)")
+                if frame.get("done") is True:
+                    return reply
+                if isinstance(frame.get("load_error"), str):
+                    reply.load_error = frame["load_error"]
+                    continue
+                parsed = _parse_item(frame, len(reply.results))
+                if parsed is None:
+                    raise _Dead("protocol violation (bad item frame)")
+                reply.results.append(parsed)
+        except _Late:
+            reply.lost = "sandbox worker stopped responding"
         except _Dead as exc:
-            self.kill()
-            return [CallResult(False, error=exc.reason)], "item"
-        start = time.monotonic()
-        batch_deadline = start + lim.effective_batch_timeout if len(batch) > 1 else float("inf")
-        for i in range(len(batch)):
-            item_deadline = time.monotonic() + lim.timeout + lim.grace
-            try:
-                reply = self._recv(min(item_deadline, batch_deadline))
-            except _Late:
-                self.kill()
-                if time.monotonic() >= item_deadline or len(batch) == 1:
-                    results.append(CallResult(False, error="timeout", seconds=lim.timeout))
-                    return results, "item"
-                return results, "batch"
-            except _Dead as exc:
-                self.kill()
-                results.append(CallResult(False, error=exc.reason))
-                return results, "item"
-            parsed = _parse_item(reply, i)
-            if parsed is None:
-                self.kill()
-                results.append(CallResult(False, error="crash: protocol violation"))
-                return results, "item"
-            if parsed.error == "missing_module":
-                # The worker evicted the module (mirror out of sync): reload, then
-                # continue from this item. Later replies of this batch say the same.
-                self._drain(len(batch) - i - 1, item_deadline)
-                self.loaded.pop(key, None)
-                return results, "reload"
-            results.append(parsed)
-        return results, None
+            reply.lost = f"sandbox worker lost: {exc.reason}"
+        self.kill()
+        return reply
 
 
 def _parse_item(reply: Any, index: int) -> CallResult | None:
@@ -501,7 +475,7 @@ def _parse_item(reply: Any, index: int) -> CallResult | None:
             return None
     error = reply.get("error")
     if reply.get("ok") is False and isinstance(error, str):
-        return CallResult(False, error=error, seconds=seconds)
+        return CallResult(False, error=error[:2000], seconds=seconds)
     return None
 
 
@@ -510,19 +484,24 @@ def _parse_item(reply: Any, index: int) -> CallResult | None:
 
 
 class Sandbox:
-    """A pool of ``workers`` worker processes evaluating calls in batches.
+    """A pool of ``workers`` fork servers evaluating candidates.
 
-    ``call_many`` splits items into chunks of ``batch_size`` (one round trip
-    each) spread over the pool; results come back in input order. Workers start
-    lazily and are reused across calls and modules.
+    ``call_many`` runs one candidate module on its items: the items are split into
+    chunks of ``batch_size`` spread over the pool (each chunk in a fresh child),
+    all under one wall-clock budget; results come back in input order.
     """
 
     def __init__(self, workers: int = 2, limits: SandboxLimits | None = None,
-                 batch_size: int = 64) -> None:
+                 batch_size: int = 64, isolation_info: IsolationInfo | None = None,
+                 seed: int = 0) -> None:
         self.limits = limits or SandboxLimits()
         self.batch_size = max(1, batch_size)
         self.stats = SandboxStats()
-        self._workers = [WorkerProcess(self.limits, self.stats) for _ in range(max(1, workers))]
+        self.isolation = isolation_info if isolation_info is not None else isolation.current()
+        isolation.warn_if_unisolated(self.isolation)
+        self.seed = seed
+        self._workers = [WorkerProcess(self.limits, self.stats, self.isolation)
+                         for _ in range(max(1, workers))]
         self._idle: queue.LifoQueue[WorkerProcess] = queue.LifoQueue()  # warm workers first
         for w in self._workers:
             self._idle.put(w)
@@ -537,6 +516,14 @@ class Sandbox:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def describe(self) -> dict[str, Any]:
+        """The isolation in force, for manifests and ``--json`` output."""
+        out = self.isolation.to_json()
+        out["seccomp"] = bool(isolation.build_filter())
+        out["candidate_seconds"] = self.limits.candidate_seconds
+        out["max_output_bytes"] = self.limits.max_output_bytes
+        return out
+
     def close(self) -> None:
         if self._closed:
             return
@@ -547,30 +534,35 @@ class Sandbox:
             w.stop()
 
     def load_error(self, source: str, restricted: bool, funcs: Sequence[str] = ()) -> str | None:
-        """Load ``source`` in a worker; ``None`` when it loads and defines one of ``funcs``."""
+        """Load ``source`` in a fresh child; ``None`` when it loads and defines one of ``funcs``
+        (any callable when ``funcs`` is empty)."""
         key = module_key(source, restricted)
-        w = self._idle.get()
-        try:
-            err = self._load(w, key, source, restricted)
-            if err is None and funcs:
-                err = w.probe(key, funcs)
-            return err
-        except RuntimeError as exc:
-            return f"compile: crash: {exc}"
-        finally:
-            self._idle.put(w)
-
-    def _load(self, w: WorkerProcess, key: str, source: str, restricted: bool) -> str | None:
         with self._lock:
-            cached = self._load_errors.get(key)
+            cached = self._load_errors.get(key + "\0" + "\0".join(funcs))
         if cached is not None:
             return cached
-        w.ensure_started()
-        err = w.load(key, source, restricted)
-        if err is not None:
-            with self._lock:
-                self._load_errors[key] = err
-        return err
+        w = self._idle.get()
+        try:
+            for _attempt in range(2):
+                try:
+                    w.ensure_started()
+                except RuntimeError as exc:
+                    return f"infrastructure: {exc}"
+                reply = w.run(source, restricted, list(funcs) or ["__veriscale_any__"], [], [],
+                              derive_seed(self.seed, key), self.limits.candidate_seconds)
+                if reply.lost is None:
+                    break
+            else:
+                return f"infrastructure: {reply.lost}"
+            err = reply.load_error
+            if err is not None and not funcs and "no function" in err:
+                err = None
+            if err is not None and "timeout" not in err:
+                with self._lock:
+                    self._load_errors[key + "\0" + "\0".join(funcs)] = err
+            return err
+        finally:
+            self._idle.put(w)
 
     def call_many(
         self, source: str, funcs: Sequence[str], items: Sequence[Sequence[Any]], *,
@@ -583,22 +575,27 @@ class Sandbox:
         if not items:
             return []
         key = module_key(source, restricted)
+        deadline = time.monotonic() + self.limits.candidate_seconds
         out: list[CallResult | None] = [None] * len(items)
         wire: list[list[Any]] = [[] for _ in items]
+        seeds: list[int] = [0] * len(items)
         for k, args in enumerate(items):
             try:
                 wire[k] = [encode_value(a) for a in args]
             except (ValueError, TypeError, RecursionError) as exc:
                 out[k] = CallResult(False, error=f"ill_typed: input has no wire form: {exc}")
+                continue
+            seeds[k] = derive_seed(self.seed, key, json.dumps(wire[k]))
         todo = [k for k in range(len(items)) if out[k] is None]
         chunks = [todo[i : i + self.batch_size] for i in range(0, len(todo), self.batch_size)]
+        cand_seed = derive_seed(self.seed, key)
 
         def work(chunk: list[int]) -> None:
             w = self._idle.get()
             try:
-                for idx, res in zip(chunk, self._run_chunk(w, key, source, restricted, funcs,
-                                                           [wire[k] for k in chunk]),
-                                    strict=True):
+                got = self._run_chunk(w, source, restricted, funcs, [wire[k] for k in chunk],
+                                      [seeds[k] for k in chunk], cand_seed, deadline)
+                for idx, res in zip(chunk, got, strict=True):
                     out[idx] = res
             finally:
                 self._idle.put(w)
@@ -613,36 +610,52 @@ class Sandbox:
             for fut in [self._executor.submit(work, c) for c in chunks]:
                 fut.result()
         self.stats.items += len(items)
-        return [r if r is not None else CallResult(False, error="crash: no result") for r in out]
+        return [r if r is not None else CallResult(False, error="infrastructure: no result")
+                for r in out]
 
     def _run_chunk(
-        self, w: WorkerProcess, key: str, source: str, restricted: bool,
-        funcs: Sequence[str], items: list[list[Any]],
+        self, w: WorkerProcess, source: str, restricted: bool, funcs: Sequence[str],
+        items: list[list[Any]], seeds: list[int], cand_seed: int, deadline: float,
     ) -> list[CallResult]:
-        """All items of one chunk; after a hard failure the worker restarts and the
-        remaining items continue (individually after a batch-deadline overrun)."""
+        """All items of one chunk; a lost worker is restarted and the remaining items
+        retried once, then what still has no result is an infrastructure failure."""
         results: list[CallResult] = []
-        single = False
-        reloads = 0
+        key = module_key(source, restricted) + "\0" + "\0".join(funcs)
+        losses = 0
+
+        def fill(error: str) -> None:
+            results.extend(CallResult(False, error=error)
+                           for _ in range(len(items) - len(results)))
+
         while len(results) < len(items):
-            try:
-                err = self._load(w, key, source, restricted)
-            except RuntimeError as exc:
-                err = f"crash: {exc}"
-            if err is not None:
-                results.extend(CallResult(False, error=err)
-                               for _ in range(len(items) - len(results)))
+            with self._lock:
+                cached = self._load_errors.get(key)
+            if cached is not None:
+                fill(cached)
                 break
-            pending = items[len(results):]
-            batch = pending[:1] if single else pending
-            got, stop = w.call_batch(key, funcs, batch)
-            results.extend(got)
-            if stop == "batch":
-                single = True
-            elif stop == "reload":
-                reloads += 1
-                if reloads > 2:
-                    w.kill()
-                    results.extend(CallResult(False, error="crash: worker keeps losing the module")
-                                   for _ in range(len(items) - len(results)))
+            budget = deadline - time.monotonic()
+            if budget <= 0:
+                fill(f"timeout: the candidate's time budget "
+                     f"({self.limits.candidate_seconds:g} s for all its tests) is spent")
+                break
+            try:
+                w.ensure_started()
+            except RuntimeError as exc:
+                fill(f"infrastructure: {exc}")
+                break
+            done = len(results)
+            reply = w.run(source, restricted, funcs, items[done:], seeds[done:], cand_seed,
+                          budget)
+            results.extend(reply.results)
+            if reply.load_error is not None:
+                if "timeout" not in reply.load_error:
+                    with self._lock:
+                        self._load_errors[key] = reply.load_error
+                fill(reply.load_error)
+                break
+            if reply.lost is not None:
+                losses += 1
+                if losses >= 2:
+                    fill(f"infrastructure: {reply.lost}")
+                    break
         return results

@@ -1,28 +1,37 @@
-"""The sandbox worker: runs untrusted Python in its own process.
+"""The sandbox worker: a fork server that runs each candidate in a fresh child.
 
-This file is executed as a *script* by :mod:`veriscale.backends.python.sandbox`
-(``python -s -S -P worker.py REQ_FD RESP_FD``), in a clean environment and a
-fresh temporary directory. It must therefore depend on the standard library
-only. The parent talks to it over two dedicated pipes with length-prefixed JSON
-frames, never over stdout/stderr, so whatever the untrusted code prints cannot
-corrupt the protocol; and the parent never unpickles anything the worker sends.
+Executed as a *script* by :mod:`veriscale.backends.python.sandbox`
+(``python -s -S -P -B worker.py REQ_FD RESP_FD``), under bubblewrap when
+isolation is in force, in a clean environment; it depends on the standard
+library only. The server imports the allowed modules once (warm start), then
+never runs untrusted code itself: every ``run`` request (one candidate module
+and its inputs) is served by a forked child that loads the module, evaluates
+the items and exits. Nothing a candidate does (``math.gcd = ...``, patching this
+file's functions, ``sys.modules`` edits) outlives its child, so it cannot reach
+another candidate's verdict or the ground truth's.
 
-Values travel as *tagged* JSON: lists are JSON arrays, tuples are ``{"t": [...]}``,
-integers beyond 64 bits are ``{"x": "<hex>"}`` (hex is exempt from Python's
-int-to-decimal digit limit), floats use JSON's ``NaN``/``Infinity`` extension.
+The child drops the server's pipes, gets rlimits (CPU for the candidate's whole
+budget, no new processes) and a seccomp filter (no fork/exec/socket/kill, no
+file writes; built by ``veriscale.backends.isolation.seccomp``) before any user
+code runs, and talks to the server over its own pipe; the server checks every
+frame (size first, then shape) before relaying it, enforces per-item and
+per-candidate deadlines with SIGKILL, and reforks for the remaining items after
+a child dies, so a hang or crash costs exactly one item.
+
+Values travel as *tagged* JSON: lists are JSON arrays, tuples ``{"t": [...]}``,
+integers beyond 64 bits ``{"x": "<hex>"}``, floats use JSON's ``NaN``/``Infinity``.
 Only exact built-in types are accepted from user code, so encoding a result
 never runs user-defined methods.
 
-Requests and replies:
+Requests and replies (length-prefixed JSON frames):
 
-- first frame: config ``{"memory_mb", "cpu_seconds", "fsize_mb", "recursion_limit",
-  "max_output_bytes"}`` → ``{"ready": true, "pid": ...}`` after the limits are set;
-- ``{"op": "load", "key", "source", "restricted", "timeout"}`` →
-  ``{"ok": true}`` or ``{"ok": false, "error": "compile: ..."}``;
-- ``{"op": "call", "key", "funcs": [name, ...], "items": [[arg, ...], ...],
-  "timeout"}`` → one frame per item, in order:
-  ``{"i": k, "ok": true, "value": ..., "seconds": s}`` or
-  ``{"i": k, "ok": false, "error": "...", "seconds": s}``.
+- first frame: config ``{"memory_mb", "fsize_mb", "recursion_limit",
+  "max_output_bytes", "seccomp": hex or "", "nproc"}`` → ``{"ready": true, ...}``;
+- ``{"op": "run", "source", "restricted", "funcs", "items", "seeds", "seed",
+  "timeout", "load_timeout", "budget", "cpu_seconds"}`` → one frame per item,
+  ``{"i": k, "ok": true, "value": ..., "seconds": s}`` or ``{"i": k, "ok": false,
+  "error": "...", "seconds": s}``, or a single ``{"load_error": "compile: ..."}``;
+  then ``{"done": true}``. With no items, the module is loaded and probed only.
 """
 
 from __future__ import annotations
@@ -32,11 +41,11 @@ import contextlib
 import json
 import math
 import os
+import select
 import signal
 import struct
 import sys
 import time
-from collections import OrderedDict
 from typing import Any
 
 # Modules untrusted code may import: pure computation, no I/O, no process or
@@ -51,15 +60,16 @@ SAFE_MODULES = frozenset(
 )
 
 # Builtins removed from the namespace of untrusted modules (defence in depth:
-# the static check rejects them first, process isolation is the real boundary).
+# the static check rejects them first, the OS sandbox is the real boundary).
 UNSAFE_BUILTINS = (
     "open", "exec", "eval", "compile", "input", "breakpoint", "help", "exit", "quit",
-    "globals", "locals", "vars", "memoryview",
+    "globals", "locals", "vars", "memoryview", "getattr", "setattr", "delattr",
 )
 
-MAX_MODULES = 64
 HEADER = struct.Struct(">I")
 SMALL_INT = 1 << 63
+PR_SET_NO_NEW_PRIVS, PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 38, 22, 2
+PR_SET_DUMPABLE, PR_SET_PDEATHSIG, PR_SET_CHILD_SUBREAPER = 4, 1, 36
 
 
 class _Deadline(BaseException):
@@ -70,21 +80,45 @@ class _Unsupported(TypeError):
     """A user value that has no wire form (set, dict, custom object...)."""
 
 
-def encode_value(v: Any, depth: int = 0) -> Any:
-    """Tagged-JSON form of a native value; exact built-in types only."""
+class _TooBig(Exception):
+    """A result larger than the output limit (detected while encoding)."""
+
+
+def encode_value(v: Any, depth: int = 0, budget: list[int] | None = None) -> Any:
+    """Tagged-JSON form of a native value; exact built-in types only.
+
+    ``budget`` (a one-element list of remaining bytes, roughly) stops the encoding
+    of an oversized result early instead of building all of it.
+    """
     if depth > 2000:
         raise _Unsupported("value is nested too deeply")
+    if budget is not None:
+        budget[0] -= 2
+        if budget[0] < 0:
+            raise _TooBig
     tv = type(v)
-    if v is None or tv is bool or tv is str:
+    if v is None or tv is bool:
+        return v
+    if tv is str:
+        if budget is not None:
+            budget[0] -= len(v)
+            if budget[0] < 0:
+                raise _TooBig
         return v
     if tv is int:
-        return v if -SMALL_INT < v < SMALL_INT else {"x": hex(v)}
+        if -SMALL_INT < v < SMALL_INT:
+            return v
+        if budget is not None:
+            budget[0] -= v.bit_length() // 4
+            if budget[0] < 0:
+                raise _TooBig
+        return {"x": hex(v)}
     if tv is float:
         return v
     if tv is list:
-        return [encode_value(x, depth + 1) for x in v]
+        return [encode_value(x, depth + 1, budget) for x in v]
     if tv is tuple:
-        return {"t": [encode_value(x, depth + 1) for x in v]}
+        return {"t": [encode_value(x, depth + 1, budget) for x in v]}
     raise _Unsupported(f"unsupported result type {tv.__name__}")
 
 
@@ -123,8 +157,7 @@ class Channel:
         return json.loads(self._read_exact(size))
 
     def send_bytes(self, body: bytes) -> None:
-        data = HEADER.pack(len(body)) + body
-        view = memoryview(data)
+        view = memoryview(HEADER.pack(len(body)) + body)
         while view:
             written = os.write(self.wfd, view)
             view = view[written:]
@@ -133,24 +166,51 @@ class Channel:
         self.send_bytes(json.dumps(obj).encode("utf-8"))
 
 
-def apply_limits(cfg: dict[str, Any]) -> None:
-    """Memory, file-size, core and (optional) CPU limits, before any user code runs."""
+def _setlim(which: int, soft: int, hard: int | None = None) -> None:
     import resource
 
-    def setlim(which: int, soft: int) -> None:
-        try:
-            _, hard = resource.getrlimit(which)
-            if hard != resource.RLIM_INFINITY:
-                soft = min(soft, hard)
-            resource.setrlimit(which, (soft, hard))
-        except (ValueError, OSError):  # pragma: no cover - platform dependent
-            pass
+    with contextlib.suppress(ValueError, OSError):
+        _, cur_hard = resource.getrlimit(which)
+        hard = soft if hard is None else hard
+        if cur_hard != resource.RLIM_INFINITY:
+            soft, hard = min(soft, cur_hard), min(hard, cur_hard)
+        resource.setrlimit(which, (soft, hard))
+
+
+def apply_limits(cfg: dict[str, Any]) -> None:
+    """Memory, file-size and core limits of the server (its children inherit them)."""
+    import resource
 
     if cfg.get("memory_mb"):
-        setlim(resource.RLIMIT_AS, int(cfg["memory_mb"]) * 1024 * 1024)
-    setlim(resource.RLIMIT_FSIZE, int(cfg.get("fsize_mb", 16)) * 1024 * 1024)
-    setlim(resource.RLIMIT_CORE, 0)
-    sys.setrecursionlimit(int(cfg.get("recursion_limit", 10000)))
+        _setlim(resource.RLIMIT_AS, int(cfg["memory_mb"]) * 1024 * 1024)
+    _setlim(resource.RLIMIT_FSIZE, int(cfg.get("fsize_mb", 16)) * 1024 * 1024)
+    _setlim(resource.RLIMIT_CORE, 0)
+
+
+def _prctl(*args: int) -> int:
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    fn = libc.prctl
+    fn.argtypes = [ctypes.c_int] + [ctypes.c_ulong] * 4
+    fn.restype = ctypes.c_int
+    padded = [*args, 0, 0, 0, 0][:5]
+    return int(fn(*padded))
+
+
+def install_seccomp(program: bytes) -> None:
+    """Install a ``struct sock_filter[]`` program (after ``no_new_privs``); raises on refusal."""
+    import ctypes
+
+    class SockFprog(ctypes.Structure):
+        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+    buf = ctypes.create_string_buffer(program, len(program))
+    prog = SockFprog(len(program) // 8, ctypes.cast(buf, ctypes.c_void_p))
+    if _prctl(PR_SET_NO_NEW_PRIVS, 1) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS) failed")
+    if _prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.addressof(prog)) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_SECCOMP) failed")
 
 
 def _restricted_import(name: str, globals: Any = None, locals: Any = None,
@@ -199,8 +259,7 @@ def _cpu_guard(cpu_seconds: float | None) -> None:
 
 
 def _reset_std_streams() -> None:
-    """User prints go to /dev/null (the protocol is elsewhere); a stream that user
-    code closed or replaced is reopened so the next item's prints still work."""
+    """User prints go to /dev/null (the protocol is elsewhere)."""
     for name in ("stdout", "stderr"):
         stream = getattr(sys, name)
         if stream is None or getattr(stream, "closed", True) or not hasattr(stream, "write"):
@@ -214,102 +273,339 @@ def describe_failure(exc: BaseException) -> str:
     if isinstance(exc, MemoryError):
         return "memory"
     if isinstance(exc, RecursionError):
-        return f"crash: recursion: {exc}"
+        return "crash: recursion: maximum recursion depth exceeded"
     if isinstance(exc, SystemExit):
-        return f"exit: sys.exit({exc.code!r})"
-    text = str(exc)
+        return f"exit: sys.exit({str(exc.code)[:100]!r})"
+    try:
+        text = str(exc)
+    except BaseException:  # a user exception whose __str__ fails or lies
+        text = "<unprintable>"
     if len(text) > 300:
         text = text[:300] + "..."
     return f"error: {type(exc).__name__}: {text}"
 
 
-class Worker:
-    """State of one worker process: loaded modules and limits."""
+# ---------------------------------------------------------------------------
+# deterministic randomness (per candidate, per item)
 
-    def __init__(self, channel: Channel, cfg: dict[str, Any]) -> None:
-        self.channel = channel
-        self.cfg = cfg
-        self.modules: OrderedDict[str, dict[str, Any]] = OrderedDict()
-        self.max_output = int(cfg.get("max_output_bytes", 32 * 1024 * 1024))
 
-    def load(self, req: dict[str, Any]) -> dict[str, Any]:
-        key = req["key"]
+def _det_stream(seed: int) -> Any:
+    import hashlib
+
+    state = [0]
+
+    def urandom(n: int) -> bytes:
+        out = bytearray()
+        while len(out) < n:
+            state[0] += 1
+            out += hashlib.sha256(f"{seed}:{state[0]}".encode()).digest()
+        return bytes(out[:n])
+
+    return urandom
+
+
+def seed_random(seed: int) -> None:
+    """Seed ``random`` and make its entropy sources (``Random()``, ``seed()``,
+    ``SystemRandom``) deterministic functions of ``seed``."""
+    import random
+
+    urandom = _det_stream(seed)
+    random._urandom = urandom  # type: ignore[attr-defined]  # SystemRandom draws from it
+
+    def det_seed(self: Any, a: Any = None, version: int = 2) -> None:
+        if a is None:
+            a = int.from_bytes(urandom(32), "big")
+        _ORIG_SEED(self, a, version)
+
+    random.Random.seed = det_seed  # type: ignore[method-assign]
+    random.seed = random._inst.seed  # type: ignore[attr-defined]
+    random.seed(seed)
+
+
+_ORIG_SEED: Any = None
+
+
+# ---------------------------------------------------------------------------
+# the child: one candidate
+
+
+def _child(cfg: dict[str, Any], req: dict[str, Any], start_at: int, wfd: int,
+           server: Channel) -> None:
+    """Load the candidate module and evaluate items ``start_at:``; never returns."""
+    import resource
+
+    try:
+        for fd in (server.rfd, server.wfd):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        out = Channel(-1, wfd)
+        _reset_std_streams()
+        budget = float(req.get("budget") or 60.0)
+        _setlim(resource.RLIMIT_CPU, math.ceil(budget) + 1, math.ceil(budget) + 2)
+        if cfg.get("nproc") is not None:
+            _setlim(resource.RLIMIT_NPROC, int(cfg["nproc"]))
+        program = bytes.fromhex(cfg.get("seccomp") or "")
+        if program:
+            install_seccomp(program)
+        sys.setrecursionlimit(int(cfg.get("recursion_limit", 10000)))
+        seed_random(int(req.get("seed", 0)))
         ns: dict[str, Any] = {"__name__": "__veriscale_module__"}
         ns["__builtins__"] = restricted_builtins() if req.get("restricted") else builtins
         try:
             code = compile(req["source"], "<candidate>", "exec")
         except BaseException as exc:
-            return {"ok": False, "error": f"compile: {type(exc).__name__}: {exc}"}
+            text = describe_failure(exc).split(": ", 1)[-1]
+            out.send({"load_error": f"compile: {text}"})
+            return
         try:
-            _cpu_guard(self.cfg.get("cpu_seconds"))
+            _arm(float(req.get("load_timeout", 5.0)))
             try:
-                _arm(float(req.get("timeout", 5.0)))
                 exec(code, ns)
             finally:
                 _disarm()
         except BaseException as exc:
-            return {"ok": False, "error": f"compile: {describe_failure(exc)}"}
-        self.modules[key] = ns
-        while len(self.modules) > MAX_MODULES:
-            self.modules.popitem(last=False)
-        return {"ok": True}
-
-    def call(self, req: dict[str, Any]) -> None:
-        ns = self.modules.get(req["key"])
-        if ns is not None:
-            self.modules.move_to_end(req["key"])  # LRU, mirrored by the parent
-        items = req["items"]
-        timeout = float(req.get("timeout", 2.0))
+            out.send({"load_error": f"compile: {describe_failure(exc)}"})
+            return
         fn = None
-        if ns is not None:
-            for name in req["funcs"]:
-                cand = ns.get(name)
-                if callable(cand):
-                    fn = cand
-                    break
-        for i, raw in enumerate(items):
-            if ns is None:
-                self.channel.send({"i": i, "ok": False, "error": "missing_module"})
-                continue
-            if fn is None:
-                wanted = " or ".join(req["funcs"])
-                self.channel.send(
-                    {"i": i, "ok": False, "error": f"compile: no function {wanted} defined"})
-                continue
-            self.channel.send_bytes(self._one(i, fn, raw, timeout))
+        for name in req["funcs"]:
+            cand = ns.get(name)
+            if callable(cand):
+                fn = cand
+                break
+        if fn is None:
+            out.send({"load_error": f"compile: no function {' or '.join(req['funcs'])} defined"})
+            return
+        out.send({"loaded": True})
+        items, seeds = req["items"], req.get("seeds") or []
+        timeout = float(req.get("timeout", 2.0))
+        limit = int(cfg.get("max_output_bytes", 1 << 20))
+        for k in range(start_at, len(items)):
+            seed_random(int(seeds[k]) if k < len(seeds) else k)
+            out.send_bytes(_one(k, fn, items[k], timeout, req.get("cpu_seconds"), limit))
+    except BaseException:  # the server reports the missing frames
+        pass
+    finally:
+        os._exit(0)
 
-    def _one(self, i: int, fn: Any, raw: list[Any], timeout: float) -> bytes:
-        start = time.perf_counter()
+
+def _one(i: int, fn: Any, raw: list[Any], timeout: float, cpu: float | None,
+         limit: int) -> bytes:
+    start = time.perf_counter()
+    try:
+        args = decode_value(raw)
+        _reset_std_streams()
+        _cpu_guard(cpu)
         try:
-            args = decode_value(raw)
-            _reset_std_streams()
-            if "random" in sys.modules:
-                sys.modules["random"].seed(0)  # adversaries that use random stay deterministic
-            _cpu_guard(self.cfg.get("cpu_seconds"))
-            try:
-                _arm(timeout)
-                result = fn(*args)
-            finally:
-                _disarm()
-            value = encode_value(result)
-            body = json.dumps(
-                {"i": i, "ok": True, "value": value,
-                 "seconds": time.perf_counter() - start}).encode("utf-8")
-        except _Unsupported as exc:
-            return self._error(i, f"ill_typed: {exc}", start)
-        except RecursionError:
-            return self._error(i, "crash: recursion: maximum recursion depth exceeded", start)
-        except BaseException as exc:
-            return self._error(i, describe_failure(exc), start)
-        if len(body) > self.max_output:
-            return self._error(i, f"output_limit: result of {len(body)} bytes", start)
-        return body
-
-    @staticmethod
-    def _error(i: int, error: str, start: float) -> bytes:
-        return json.dumps(
-            {"i": i, "ok": False, "error": error,
+            _arm(timeout)
+            result = fn(*args)
+            value = encode_value(result, budget=[limit])
+        finally:
+            _disarm()
+        body = json.dumps(
+            {"i": i, "ok": True, "value": value,
              "seconds": time.perf_counter() - start}).encode("utf-8")
+    except _Unsupported as exc:
+        return _error(i, f"ill_typed: {exc}", start)
+    except _TooBig:
+        return _error(i, f"output_limit: result larger than {limit} bytes", start)
+    except RecursionError:
+        return _error(i, "crash: recursion: maximum recursion depth exceeded", start)
+    except BaseException as exc:
+        return _error(i, describe_failure(exc), start)
+    if len(body) > limit:
+        return _error(i, f"output_limit: result of {len(body)} bytes (limit {limit})", start)
+    return body
+
+
+def _error(i: int, error: str, start: float) -> bytes:
+    return json.dumps({"i": i, "ok": False, "error": error,
+                       "seconds": time.perf_counter() - start}).encode("utf-8")
+
+
+# ---------------------------------------------------------------------------
+# the server
+
+
+def _status_text(status: int) -> str:
+    """Failure text of a child that ended before sending its item's frame."""
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        if sig == signal.SIGXCPU:
+            return "timeout"
+        try:
+            name = signal.Signals(sig).name
+        except ValueError:
+            name = str(sig)
+        return f"crash: killed by signal {name}"
+    code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else status
+    return f"exit: the candidate ended its process (status {code})"
+
+
+class Server:
+    """The pristine process: forks one child per candidate request."""
+
+    def __init__(self, channel: Channel, cfg: dict[str, Any]) -> None:
+        self.channel = channel
+        self.cfg = cfg
+        self.limit = int(cfg.get("max_output_bytes", 1 << 20))
+        self.sweep = not cfg.get("seccomp")  # without the filter, children may fork
+
+    def _read(self, rfd: int, buf: bytearray, deadline: float) -> tuple[str, bytes | int]:
+        """("frame", body) | ("eof", 0) | ("late", 0) | ("big", size)."""
+        while True:
+            if len(buf) >= HEADER.size:
+                (size,) = HEADER.unpack(buf[: HEADER.size])
+                if size > self.limit + 4096:
+                    return "big", size
+                if len(buf) >= HEADER.size + size:
+                    body = bytes(buf[HEADER.size: HEADER.size + size])
+                    del buf[: HEADER.size + size]
+                    return "frame", body
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return "late", 0
+            ready, _, _ = select.select([rfd], [], [], remaining)
+            if not ready:
+                return "late", 0
+            chunk = os.read(rfd, 1 << 20)
+            if not chunk:
+                return "eof", 0
+            buf.extend(chunk)
+
+    def _end_child(self, pid: int, patience: float = 0.0) -> int:
+        """Reap ``pid`` (killing it after ``patience`` seconds); its wait status."""
+        end = time.monotonic() + patience
+        status = 0
+        try:
+            while True:
+                done, status = os.waitpid(pid, os.WNOHANG)
+                if done:
+                    break
+                if time.monotonic() >= end:
+                    with contextlib.suppress(ProcessLookupError):
+                        os.kill(pid, signal.SIGKILL)
+                    _, status = os.waitpid(pid, 0)
+                    break
+                time.sleep(0.001)
+        except ChildProcessError:  # already reaped
+            pass
+        self._reap_strays()
+        return status
+
+    def _reap_strays(self) -> None:
+        """Kill and reap processes a child left behind (we are their subreaper)."""
+        if self.sweep:
+            me = str(os.getpid())
+            for _ in range(5):
+                found = False
+                for entry in os.listdir("/proc"):
+                    if not entry.isdigit():
+                        continue
+                    try:
+                        with open(f"/proc/{entry}/stat", "rb") as fh:
+                            stat = fh.read().rsplit(b")", 1)[1].split()
+                    except OSError:
+                        continue
+                    if stat[1].decode() == me:
+                        found = True
+                        with contextlib.suppress(ProcessLookupError):
+                            os.kill(int(entry), signal.SIGKILL)
+                if not found:
+                    break
+                time.sleep(0.002)
+        while True:
+            try:
+                pid, _ = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if not pid:
+                return
+
+    def run(self, req: dict[str, Any]) -> None:
+        items = req["items"]
+        n = len(items)
+        timeout = float(req.get("timeout", 2.0))
+        load_timeout = float(req.get("load_timeout", 5.0))
+        grace = max(0.5, 0.5 * timeout)
+        budget = float(req.get("budget") or 60.0)
+        deadline = time.monotonic() + budget
+        send = self.channel.send
+        pos = 0
+        first = True
+        while first or pos < n:
+            first = False
+            if time.monotonic() >= deadline:
+                self._budget_spent(pos, n, budget)
+                break
+            rfd, wfd = os.pipe()
+            pid = os.fork()
+            if pid == 0:  # pragma: no cover - the child
+                os.close(rfd)
+                _child(self.cfg, req, pos, wfd, self.channel)
+            os.close(wfd)
+            buf = bytearray()
+            try:
+                what, got = self._read(rfd, buf, min(deadline,
+                                                      time.monotonic() + load_timeout + grace))
+                reply = _parse(got) if what == "frame" else None
+                if what == "eof":
+                    text = _status_text(self._end_child(pid, 1.0))
+                    send({"load_error": f"compile: {text}"})
+                    break
+                if what == "late":
+                    send({"load_error": "compile: timeout while executing the module"})
+                    break
+                if not isinstance(reply, dict) or not (reply.get("loaded") is True
+                                                       or isinstance(reply.get("load_error"),
+                                                                     str)):
+                    send({"load_error": "compile: crash: protocol violation"})
+                    break
+                if "load_error" in reply:
+                    send({"load_error": str(reply["load_error"])[:2000]})
+                    break
+                pos = self._items(rfd, buf, pid, pos, n, timeout + grace, deadline, budget)
+            finally:
+                os.close(rfd)
+                self._end_child(pid)
+        send({"done": True})
+
+    def _items(self, rfd: int, buf: bytearray, pid: int, pos: int, n: int, per_item: float,
+               deadline: float, budget: float) -> int:
+        """Relay the child's item frames from ``pos``; the next position to run."""
+        while pos < n:
+            what, got = self._read(rfd, buf, min(deadline, time.monotonic() + per_item))
+            if what == "frame":
+                assert isinstance(got, bytes)
+                reply = _parse(got)
+                if (isinstance(reply, dict) and reply.get("i") == pos
+                        and isinstance(reply.get("ok"), bool)):
+                    self.channel.send_bytes(got)
+                    pos += 1
+                    continue
+                self._item_error(pos, "crash: protocol violation")
+                return pos + 1
+            if what == "big":
+                self._item_error(pos, f"output_limit: result of {got} bytes "
+                                      f"(limit {self.limit})")
+                return pos + 1
+            if what == "eof":
+                self._item_error(pos, _status_text(self._end_child(pid, 1.0)))
+                return pos + 1
+            # late
+            if time.monotonic() >= deadline:
+                self._budget_spent(pos, n, budget)
+                return n
+            self._item_error(pos, "timeout")
+            return pos + 1
+        return pos
+
+    def _item_error(self, i: int, error: str) -> None:
+        self.channel.send({"i": i, "ok": False, "error": error, "seconds": 0.0})
+
+    def _budget_spent(self, pos: int, n: int, budget: float) -> None:
+        for k in range(pos, n):
+            self._item_error(k, f"timeout: the candidate's time budget ({budget:g} s "
+                                "for all its tests) is spent")
 
     def serve(self) -> None:
         while True:
@@ -318,22 +614,39 @@ class Worker:
             except EOFError:
                 return
             op = req.get("op")
-            if op == "load":
-                self.channel.send(self.load(req))
-            elif op == "call":
-                self.call(req)
-            elif op == "probe":
-                ns = self.modules.get(req["key"]) or {}
-                if ns:
-                    self.modules.move_to_end(req["key"])
-                found = next((n for n in req["funcs"] if callable(ns.get(n))), None)
-                self.channel.send({"defined": found})
+            if op == "run":
+                self.run(req)
             elif op == "ping":
                 self.channel.send({"ok": True})
             elif op == "quit":
                 return
             else:
-                self.channel.send({"ok": False, "error": f"unknown op {op!r}"})
+                self.channel.send({"error": f"unknown op {op!r}"})
+
+
+def _parse(body: bytes | int) -> Any:
+    if not isinstance(body, bytes):
+        return None
+    try:
+        return json.loads(body)
+    except (ValueError, RecursionError):
+        return None
+
+
+def _warm_up() -> None:
+    """Import what children use, once, so each fork starts warm."""
+    global _ORIG_SEED
+    import ctypes  # noqa: F401  - seccomp installation in children
+    import hashlib  # noqa: F401
+    import importlib
+    import resource  # noqa: F401
+
+    for name in sorted(SAFE_MODULES):
+        with contextlib.suppress(ImportError):
+            importlib.import_module(name)
+    import random
+
+    _ORIG_SEED = random.Random.seed
 
 
 def main(argv: list[str]) -> int:
@@ -341,10 +654,15 @@ def main(argv: list[str]) -> int:
     channel = Channel(rfd, wfd)
     cfg = channel.recv()
     apply_limits(cfg)
+    with contextlib.suppress(Exception):
+        _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        _prctl(PR_SET_DUMPABLE, 0)  # children of the same uid cannot ptrace or read our memory
+        _prctl(PR_SET_CHILD_SUBREAPER, 1)  # orphans of a child come back to us
     signal.signal(signal.SIGALRM, _on_alarm)
     _reset_std_streams()
-    channel.send({"ready": True, "pid": os.getpid()})
-    Worker(channel, cfg).serve()
+    _warm_up()
+    channel.send({"ready": True, "pid": os.getpid(), "seccomp": bool(cfg.get("seccomp"))})
+    Server(channel, cfg).serve()
     return 0
 
 

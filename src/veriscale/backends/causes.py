@@ -1,0 +1,39 @@
+"""Why a check stayed unknown or a run failed, as a few countable causes.
+
+Backends explain an unknown in free text (Lean: "no Decidable instance",
+"stuck reduction: ...", "maxHeartbeats", a timeout, Lean dying); stages count
+those texts by cause so that a run's summary says what blocked how many
+checks, per stage.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+UNKNOWN_CAUSES = (
+    ("no Decidable instance", ("no decidable", "failed to synthesize")),
+    ("maxHeartbeats", ("heartbeats",)),
+    ("stuck reduction", ("stuck reduction",)),
+    ("depends on sorry", ("sorry",)),
+    ("timeout", ("timeout", "timed out")),
+    ("unknown identifier", ("unknown identifier", "unknown constant")),
+    ("imports unavailable", ("imports unavailable", "unsupported")),
+    ("checker failed", ("infrastructure", "not run", "no result message")),
+    ("candidate crashed", ("crash",)),
+)
+
+
+def unknown_cause(detail: str) -> str:
+    """A short, countable cause for an unknown verdict or a failed run (first match wins)."""
+    low = (detail or "").lower()
+    for cause, words in UNKNOWN_CAUSES:
+        if any(w in low for w in words):
+            return cause
+    head = low.split(":", 1)[0].strip()
+    return head or "other"
+
+
+def cause_counts(prefix: str, details: list[str]) -> dict[str, int]:
+    """``{"<prefix>: <cause>": n}``, flat so that the stage summary can total it."""
+    counts = Counter(unknown_cause(d) for d in details)
+    return {f"{prefix}: {cause}": n for cause, n in sorted(counts.items())}

@@ -1,0 +1,54 @@
+"""What a person watching a run sees: the Lean file/check bar, and unwrapped stage titles."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+from rich.console import Console
+from rich.progress import Progress
+
+from veriscale.pipeline.config import RunConfig
+from veriscale.pipeline.run import FileProgress, run_pipeline
+
+
+def test_file_progress_counts_files_and_checks_across_rounds() -> None:
+    with Progress(console=Console(file=io.StringIO()), auto_refresh=False) as progress:
+        bar = FileProgress(progress)
+        bar.update("planned", 2, 700)
+        bar.update("done", 1, 350)
+        bar.update("planned", 1, 40)  # a later round of the same stage
+        bar.update("done", 1, 350)
+        (task,) = progress.tasks
+        assert (bar.files_done, bar.files_total) == (2, 3)
+        assert (task.completed, task.total) == (700, 740)
+        assert task.description == "checks; files 2/3"
+
+
+def test_stage_titles_do_not_wrap_when_not_a_terminal(bundled_dir: Path, tmp_path: Path) -> None:
+    out = io.StringIO()
+    console = Console(file=out, width=80, force_terminal=False)
+    config = RunConfig.model_validate({
+        "seed": 1, "tasks": ["vs_divmod"], "seeds": {"candidates_per_round": 2},
+        "mutation": {"max_mutations_per_input": 1, "max_candidates_per_task": 10},
+    })
+    run_pipeline(bundled_dir, tmp_path / "run", config, reduce=False, report=False,
+                 console=console)
+    lines = out.getvalue().splitlines()
+    assert any(line.startswith("stage classify: ") and line.endswith("tasks resumed)")
+               for line in lines), lines[:20]
+
+
+def test_the_progress_hook_reaches_the_lean_backend_through_the_cache(bundled_lean_dir: Path,
+                                                                      tmp_path: Path) -> None:
+    from veriscale.backends.cache import CachingBackend, OracleCache
+    from veriscale.backends.lean.backend import LeanBackend
+    from veriscale.backends.lean.runner import NativeRunner
+    from veriscale.pipeline.run import Pipeline
+
+    lean = LeanBackend(NativeRunner(lean_path="/nonexistent/lean", work_dir=tmp_path / "w"))
+    wrapped = CachingBackend(lean, OracleCache(tmp_path / "c.sqlite"))
+    pipe = Pipeline(bundled_lean_dir, tmp_path / "run", RunConfig(), backend=wrapped)  # type: ignore[arg-type]
+    with Progress(console=Console(file=io.StringIO()), auto_refresh=False) as progress:
+        files = FileProgress(progress)
+        assert pipe._hook_progress(files) is lean and lean.progress == files.update
