@@ -265,7 +265,7 @@ def synthesize(
     # -- flawed specifications on the GT-rejected candidates
     rejected = [key for key in keys if gt[key] is Verdict.FALSE]
     accepted: dict[tuple[int, str], list[str]] = {key: [] for key in rejected}
-    if rejected and specs and (cfg.check_flawed_specs or cfg.require_flawed_spec_acceptance):
+    if rejected and specs and (cfg.check_flawed_specs or cfg.require_flawed_acceptance):
         batch = [(inputs[r], candidates[(r, k)]) for r, k in rejected]
         per_spec = dispatch.many(backend, "postcondition_holds", [(task, s, batch) for s in specs])
         for spec, verdicts in zip(specs, per_spec, strict=True):
