@@ -55,6 +55,13 @@ def outputs_differ(t: LeanType, output: Any, expected: Any) -> bool:
     return not values_equal(t, output, expected)
 
 
+def adversary_settings(settings: Any) -> AdversarySettings:
+    """The run's ``[adversaries]`` section (a mapping with its TOML names is read as one)."""
+    if isinstance(settings, AdversarySettings):
+        return settings
+    return AdversarySettings.model_validate(dict(settings or {}))
+
+
 def decide(gt: Verdict, flawed_accepts: int, require_flawed: bool) -> Decision:
     """What to do with an output that differs from the expected one."""
     if gt is Verdict.TRUE:
@@ -212,7 +219,7 @@ def synthesize(
     ``screened`` maps adversary ids to an earlier ``compile`` result (``None`` =
     compiled); adversaries not in it are compiled here.
     """
-    cfg = config or AdversarySettings()
+    cfg = adversary_settings(config)
     sig = task.signature
     ret = sig.return_type
     inputs = [tuple(i) for i, _ in pairs]
@@ -351,7 +358,7 @@ def generate_adversaries(
     """
     from veriscale.llm.results import impl_to_json, spec_to_json
 
-    cfg = settings or AdversarySettings()
+    cfg = adversary_settings(settings)
     issues: list[str] = []
     decomposition = provider.decompose(task)
     spec_result = provider.specifications(task, decomposition)
@@ -432,7 +439,7 @@ def synthesize_unexpected(
     """
     from veriscale.llm.results import impl_from_json, spec_from_json
 
-    cfg = settings or AdversarySettings()
+    cfg = adversary_settings(settings)
     impls = [impl_from_json(a) for a in artifact.get("adversaries", [])]
     screened = {a["id"]: a.get("compile_error") for a in artifact.get("adversaries", [])}
     specs = [
