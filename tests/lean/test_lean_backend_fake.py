@@ -265,10 +265,11 @@ def test_classify_includes_the_syntax_filter_in_the_same_file(fake_lean, tmp_pat
              Candidate((13,), "d")]
     data = stage_classify(task, cands, be)
     assert _calls(log) == 1  # before: one file for the syntax filter, one for decide
-    c = data["counts"]
-    assert (c["syntax_rejected"], c["expected"], c["unexpected"], c["unknown"]) == (1, 1, 1, 1)
-    assert data["syntax_rejected"][0]["reason"].startswith("ill_typed: type mismatch")
-    assert data["syntax_rejected"][0]["input"] == {"x": 666}
+    c = data.counts
+    assert (c["syntax_rejected"], c["expected_inputs"], c["unexpected_inputs"],
+            c["unknown_inputs"]) == (1, 1, 1, 1)
+    assert data.syntax_rejected[0]["reason"].startswith("ill_typed: type mismatch")
+    assert data.syntax_rejected[0]["input"] == {"x": 666}
 
 
 def test_ill_typed_error_on_the_check_line_is_a_syntax_rejection() -> None:
