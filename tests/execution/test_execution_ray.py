@@ -112,6 +112,17 @@ def test_a_killed_worker_is_retried_and_the_bytes_stay(bundled_dir: Path, local_
     assert tree(tmp_path / "ray" / "lite") == tree(local_run / "lite")
 
 
+def test_verify_on_ray_reports_like_local(local_run: Path) -> None:
+    from veriscale.evaluation.verify import verify_dataset
+
+    ex = RayExecutor()
+    there = verify_dataset(local_run / "lite", "python", executor=ex)  # first: nothing cached
+    here = verify_dataset(local_run / "lite", "python")
+    assert there.to_json()["checks"] == here.to_json()["checks"]
+    assert there.to_json()["per_task"] == here.to_json()["per_task"]
+    assert not there.disagreements and ex.describe()["units"] > 0
+
+
 def test_results_in_order_and_a_unit_that_keeps_dying_is_unknown() -> None:
     ex = RayExecutor(max_retries=1)
     assert ex.map(abs, [-3, 2, -1]) == [3, 2, 1]
