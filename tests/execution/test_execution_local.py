@@ -137,3 +137,16 @@ def test_a_prover_file_runs_locally_in_the_runner_work_dir(tmp_path: Path) -> No
     assert (tmp_path / "work" / "one.lean").read_text() == text
     run_prover_file(ProverFile(runner, "two.lean", text))
     assert not (tmp_path / "work" / "two.lean").exists()
+
+
+class TextRunner:
+    """A runner that takes the text itself (how a ``coqc`` runner plugs in)."""
+
+    name = "text"
+
+    def run_text(self, name: str, text: str) -> tuple[str, int]:
+        return name, len(text)
+
+
+def test_a_text_runner_gets_the_text() -> None:
+    assert run_prover_file(ProverFile(TextRunner(), "Check.v", "Compute 1.\n")) == ("Check.v", 11)

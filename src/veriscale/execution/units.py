@@ -2,8 +2,10 @@
 
 * :func:`run_sandbox_batch` — one sandbox batch (Python backend): one module,
   one function, up to ``batch_size`` argument lists, one round trip.
-* :func:`run_prover_file` — one prover file (Lean; any runner with
-  ``run_file(path)`` and ``work_dir()``, so Coq's too).
+* :func:`run_prover_file` — one prover file: any picklable runner with
+  ``run_text(name, text)`` (a runner that keeps its own scratch folders, as
+  ``coqc`` wants) or ``run_file(path)`` + ``work_dir()`` (the Lean runners),
+  and optionally ``on_worker()``.
 
 They hold no driver state: everything a unit needs travels in its payload, and
 on a remote worker the runner is first made ready *there* (``on_worker()``:
@@ -181,6 +183,9 @@ def _ready_runner(runner: Any) -> Any:
 
 def run_prover_file(job: ProverFile) -> Any:
     """Write the file, run the prover on it, return the runner's result."""
+    if callable(getattr(job.runner, "run_text", None)):
+        runner = _ready_runner(job.runner) if on_worker() else job.runner
+        return runner.run_text(job.name, job.text)
     if not on_worker():
         path = Path(job.runner.work_dir()) / job.name
         path.write_text(job.text, encoding="utf-8")
