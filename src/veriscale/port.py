@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from veriscale.backends.base import Backend, Label
-from veriscale.benchmark.model import Input, Task, TestCase
+from veriscale.benchmark.model import ExpectedPair, Input, Task
 from veriscale.evaluation.verify import (
     AGREE,
     DISAGREE,
@@ -122,14 +122,14 @@ def carry(source: Task, target: Task) -> tuple[Task, list[PortFinding]]:
         return all(_representable(target, v, p.type) for p, v in zip(sig.params, inp,
                                                                         strict=True))
 
-    tests: list[TestCase] = []
+    tests: list[ExpectedPair] = []
     for i, case in enumerate(source.tests):
         if not fits(case.input) or not _representable(target, case.expected, sig.return_type):
             lost.append(PortFinding(source.id, f"test[{i}]", "representable",
                                     "a value has no literal in the target language"))
             continue
         unexpected = [u for u in case.unexpected if _representable(target, u, sig.return_type)]
-        tests.append(TestCase(case.input, case.expected, unexpected, case.provenance))
+        tests.append(ExpectedPair(case.input, case.expected, unexpected, case.provenance))
     rejects = [r for r in source.reject_inputs if fits(r)]
     return replace(target, tests=tests, reject_inputs=rejects), lost
 
@@ -144,7 +144,7 @@ def audit(backend: Backend, tasks: Sequence[Task], report: PortReport) -> list[T
     out: list[Task] = []
     for task, labels, posts, outs in zip(tasks, classified, verdicts, outcomes, strict=True):
         n = len(task.tests)
-        kept_tests: list[TestCase] = []
+        kept_tests: list[ExpectedPair] = []
         k = 0
         for i, case in enumerate(task.tests):
             row_ok = True
@@ -169,7 +169,7 @@ def audit(backend: Backend, tasks: Sequence[Task], report: PortReport) -> list[T
                     kept_unexpected.append(u)
             k += 1 + len(case.unexpected)
             if row_ok:
-                kept_tests.append(TestCase(case.input, case.expected, kept_unexpected,
+                kept_tests.append(ExpectedPair(case.input, case.expected, kept_unexpected,
                                            case.provenance))
         kept_rejects = []
         for j, inp in enumerate(task.reject_inputs):

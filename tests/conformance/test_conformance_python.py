@@ -32,7 +32,7 @@ from veriscale.backends.python.sandbox import WORKER_SCRIPT, check_untrusted_pyt
 from veriscale.benchmark.model import Task
 from veriscale.benchmark.python_format import load_task_dir, new_task_dir
 from veriscale.evaluation.harness import evaluate_candidate
-from veriscale.evaluation.solutions import Candidate
+from veriscale.evaluation.solutions import Submission
 
 BWRAP = isolation.resolve("auto")
 needs_bwrap = pytest.mark.skipif(not BWRAP.isolated, reason=f"no bubblewrap: {BWRAP.reason}")
@@ -287,7 +287,7 @@ def _kinds(backend: PythonBackend, task: Task, code: str) -> set[str]:
 
 def _verdict(backend: PythonBackend, task: Task, name: str, code: str) -> tuple[str, str]:
     res = evaluate_candidate(backend, task,
-                             Candidate(task.id, 0, impl=Implementation(code, id=name)))
+                             Submission(task.id, 0, impl=Implementation(code, id=name)))
     return res.metrics["code"].get("lower").value, json.dumps(res.to_json())
 
 

@@ -9,7 +9,7 @@ from veriscale.backends.base import Implementation, Label, Spec, Verdict
 from veriscale.backends.coq import format as F
 from veriscale.backends.coq.backend import CoqBackend, big_nat_literal, hoist_requires
 from veriscale.backends.coq.safety import screen, screen_term
-from veriscale.benchmark.model import Task, TestCase
+from veriscale.benchmark.model import ExpectedPair, Task
 
 pytestmark = [pytest.mark.coq]
 
@@ -25,7 +25,7 @@ def make_task(name="inc", params=(("x", "Z"),), ret="Z", precond="0 <=? x",
     sections.source = F.render_task_v(sig, sections)
     sections = F.parse_coq_sections(sections.source)
     return Task(id=name, description="", signature=sig, coq=sections,
-                tests=[TestCase((3,), 4, [5])], reject_inputs=[(-1,)])
+                tests=[ExpectedPair((3,), 4, [5])], reject_inputs=[(-1,)])
 
 
 @pytest.fixture

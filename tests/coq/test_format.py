@@ -138,7 +138,7 @@ def test_coq_rows_share_the_codec_provenance_and_unreadable(tmp_path):
     from coq_paths import DATA
 
     from veriscale.backends.coq.format import load_task_dir, write_task_dir
-    from veriscale.benchmark.model import TestCase
+    from veriscale.benchmark.model import ExpectedPair
 
     source = next((d for d in sorted(DATA.iterdir()) if (d / F.TEST_JSON).is_file()), None) \
         if DATA.is_dir() else None
@@ -147,7 +147,7 @@ def test_coq_rows_share_the_codec_provenance_and_unreadable(tmp_path):
     task, _ = load_task_dir(source)
     assert task is not None and task.tests
     first = task.tests[0]
-    task.tests = [first, TestCase(first.input, first.expected, [], "mutation")]
+    task.tests = [first, ExpectedPair(first.input, first.expected, [], "mutation")]
     write_task_dir(task, tmp_path / task.id)
     again, _ = load_task_dir(tmp_path / task.id)
     assert [t.provenance for t in again.tests] == ["original", "mutation"]

@@ -7,7 +7,7 @@ from coq_paths import needs_coqc
 from test_coq_backend import make_task
 
 from veriscale.backends.coq import format as F
-from veriscale.benchmark.model import Param, Signature, Task, TestCase
+from veriscale.benchmark.model import ExpectedPair, Param, Signature, Task
 from veriscale.port import carry, port_suite, signature_difference
 from veriscale.values import parse_type
 
@@ -30,7 +30,7 @@ def test_values_the_target_cannot_hold_are_not_carried():
     coq = make_task(name="f", params=(("c", "ascii"),), ret="bool", precond="true", code="true",
                     postcond="true")
     src = lean_task([("c", "Char")], "Bool")
-    src.tests = [TestCase(("a",), True), TestCase(("\u0101",), True)]
+    src.tests = [ExpectedPair(("a",), True), ExpectedPair(("\u0101",), True)]
     ported, lost = carry(src, coq)
     assert [c.input for c in ported.tests] == [("a",)] and len(lost) == 1
 
@@ -39,7 +39,7 @@ def test_values_the_target_cannot_hold_are_not_carried():
 @pytest.mark.coq
 def test_rows_where_the_ground_truths_disagree_are_reported_and_left_out(tmp_path):
     source = make_task()  # inc: x + 1
-    source.tests = [TestCase((3,), 4, [5]), TestCase((0,), 1, [7])]
+    source.tests = [ExpectedPair((3,), 4, [5]), ExpectedPair((0,), 1, [7])]
     target = make_task(code="if Z.eqb x 3 then 9 else x + 1",
                        postcond="if Z.eqb x 3 then result =? 9 else result =? x + 1")
     target.tests = []

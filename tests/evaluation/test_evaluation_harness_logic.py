@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 
 from veriscale.backends.base import BackendStats, Implementation, Outcome, Spec, Verdict
-from veriscale.benchmark.model import Input, Signature, Task, TestCase
+from veriscale.benchmark.model import ExpectedPair, Input, Signature, Task
 from veriscale.evaluation.harness import evaluate, evaluate_candidate
 from veriscale.evaluation.scoring import Bounded, Score
-from veriscale.evaluation.solutions import Candidate
+from veriscale.evaluation.solutions import Submission
 
 P, F, U = Score.PASS, Score.FAIL, Score.UNKNOWN
 SIG = Signature.from_json({"name": "f", "parameters": [{"param_name": "x", "param_type": "Int"}],
@@ -19,7 +19,7 @@ SIG = Signature.from_json({"name": "f", "parameters": [{"param_name": "x", "para
 
 
 def make_task(rejects: bool = True) -> Task:
-    tests = [TestCase((1,), 2, [3, 4]), TestCase((5,), 6, [0])]
+    tests = [ExpectedPair((1,), 2, [3, 4]), ExpectedPair((5,), 6, [0])]
     return Task("t", "", SIG, tests=tests, reject_inputs=[(-1,)] if rejects else [])
 
 
@@ -64,11 +64,11 @@ class Scripted:
         pass
 
 
-def cand(code: bool = True, pre: bool = True, post: bool = True, sample: int = 0) -> Candidate:
+def cand(code: bool = True, pre: bool = True, post: bool = True, sample: int = 0) -> Submission:
     impl = Implementation("def f(x): ...") if code else None
     spec = Spec(precond="p" if pre else None, postcond="q" if post else None) \
         if (pre or post) else None
-    return Candidate("t", sample, impl, spec)
+    return Submission("t", sample, impl, spec)
 
 
 def good_backend(**kw: Any) -> Scripted:
@@ -191,7 +191,7 @@ def test_batched_calls_and_isolation() -> None:
     be.compile_error = lambda impl, spec: "bad" if impl.code == "broken" else None
     task = make_task()
     cands = [cand(pre=False, post=False, sample=i) for i in range(3)]
-    cands.append(Candidate("t", 3, Implementation("broken")))
+    cands.append(Submission("t", 3, Implementation("broken")))
     rep = evaluate(be, [task], {"t": cands})
     # the compile batch raised: retried request by request; the broken one fails alone
     assert be.calls.count("evaluate_many:compile:4") == 1

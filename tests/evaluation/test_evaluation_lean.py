@@ -10,7 +10,7 @@ import pytest
 from veriscale.benchmark.loader import load_benchmark
 from veriscale.evaluation.harness import evaluate_batch
 from veriscale.evaluation.scoring import Bounded, Score
-from veriscale.evaluation.solutions import Candidate, SolutionLine, to_candidate
+from veriscale.evaluation.solutions import SolutionLine, Submission, to_candidate
 
 pytestmark = pytest.mark.lean
 
@@ -30,7 +30,7 @@ def background_lean_job() -> dict[str, Any]:
     broken = to_candidate(task, SolutionLine(task_id=task.id, code="a *"), 2)
     be = make_backend("lean", runner="wasm")
     try:
-        items: list[tuple[object, Candidate]] = [(task, gt), (task, wrong), (task, broken)]
+        items: list[tuple[object, Submission]] = [(task, gt), (task, wrong), (task, broken)]
         res = evaluate_batch(be, items)  # type: ignore[arg-type]
     finally:
         be.close()

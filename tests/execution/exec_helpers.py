@@ -6,7 +6,7 @@ import stat
 import sys
 from pathlib import Path
 
-from veriscale.benchmark.model import LeanSections, Signature, Task, TestCase
+from veriscale.benchmark.model import ExpectedPair, LeanSections, Signature, Task
 
 FAKE_LEAN = r'''
 import json, re, sys
@@ -35,5 +35,5 @@ def lean_task(task_id: str = "toy_1") -> Task:
                                                            "param_type": "Int"}],
                                "return_type": "Int"})
     lean = LeanSections(precond="  x > 0", code="  2 * x", postcond="  result = 2 * x")
-    return Task(task_id, "double", sig, tests=[TestCase((3,), 6, [5])], reject_inputs=[(-1,)],
+    return Task(task_id, "double", sig, tests=[ExpectedPair((3,), 6, [5])], reject_inputs=[(-1,)],
                 lean=lean)

@@ -13,7 +13,7 @@ from veriscale.backends.lean.backend import LeanBackend
 from veriscale.backends.lean.runner import NativeRunner
 from veriscale.backends.python.backend import PythonBackend
 from veriscale.backends.python.sandbox import Sandbox, SandboxLimits
-from veriscale.benchmark.model import Signature, Task, TestCase
+from veriscale.benchmark.model import ExpectedPair, Signature, Task
 from veriscale.execution import (
     LocalExecutor,
     UnitFailure,
@@ -102,7 +102,7 @@ def _py_task() -> Task:
     py = PythonSections(precondition="def precondition(x):\n    return x > 0\n",
                         reference="def reference(x):\n    return 2 * x\n",
                         postcondition="def postcondition(x, result):\n    return result == 2 * x\n")
-    return Task("t1", "double", sig, tests=[TestCase((3,), 6, [5])], python=py)
+    return Task("t1", "double", sig, tests=[ExpectedPair((3,), 6, [5])], python=py)
 
 
 def test_lost_sandbox_batches_are_unknown_for_the_python_backend() -> None:

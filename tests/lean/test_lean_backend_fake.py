@@ -21,7 +21,7 @@ from veriscale.backends.base import Implementation, Label, Spec, Verdict
 from veriscale.backends.lean.backend import CheckOutput, LeanBackend
 from veriscale.backends.lean.runner import NativeRunner
 from veriscale.backends.registry import make_backend
-from veriscale.benchmark.model import LeanSections, Signature, Task, TestCase
+from veriscale.benchmark.model import ExpectedPair, LeanSections, Signature, Task
 
 FAKE = r'''
 import json, re, sys, time
@@ -113,7 +113,7 @@ def _task(task_id: str = "toy_1") -> Task:
                                                            "param_type": "Int"}],
                                "return_type": "Int"})
     lean = LeanSections(precond="  x > 0", code="  2 * x", postcond="  result = 2 * x")
-    return Task(task_id, "double", sig, tests=[TestCase((3,), 6, [5])], reject_inputs=[(-1,)],
+    return Task(task_id, "double", sig, tests=[ExpectedPair((3,), 6, [5])], reject_inputs=[(-1,)],
                 lean=lean)
 
 

@@ -20,7 +20,7 @@ from veriscale.backends.base import Implementation, Spec
 from veriscale.backends.lean.safety import check_imports, check_untrusted_lean
 from veriscale.evaluation.harness import evaluate
 from veriscale.evaluation.scoring import Score
-from veriscale.evaluation.solutions import Candidate
+from veriscale.evaluation.solutions import Submission
 
 # (name, source, kind, a word the reason must contain)
 HOSTILE = [
@@ -119,8 +119,8 @@ def test_refused_candidates_fail_without_reaching_lean(fake_lean, tmp_path: Path
     evil = Implementation("def F (x : Int) (h_precond : F_precond x) : Int := 2 * x\n"
                           "def _root_.VS_toy_1_1.decide (p : Prop) : Bool := true")
     spec_lean = Spec(precond="x > 0", imports="import Lean")
-    cands = [Candidate(task.id, 0, good), Candidate(task.id, 1, evil),
-             Candidate(task.id, 2, spec=spec_lean)]
+    cands = [Submission(task.id, 0, good), Submission(task.id, 1, evil),
+             Submission(task.id, 2, spec=spec_lean)]
     rep = evaluate(be, [task], {task.id: cands})
     s0, s1, s2 = rep.tasks[0].samples
     assert s0.metrics["code"].lower is Score.PASS

@@ -18,7 +18,7 @@ from veriscale.backends import isolation
 from veriscale.backends.base import Implementation, Outcome
 from veriscale.evaluation.harness import evaluate
 from veriscale.evaluation.scoring import Score
-from veriscale.evaluation.solutions import Candidate
+from veriscale.evaluation.solutions import Submission
 
 LOOP = "for i, line in enumerate(lines, 1):\n"
 TRIGGERS = LOOP + """    if "HANG" in line:
@@ -60,7 +60,7 @@ def test_a_crash_is_infrastructure_and_unknown(fake: Path, tmp_path: Path) -> No
     outs = be.run(task, _impl("2 * x  -- DIE"), [(1,), (2,)])
     assert all(isinstance(o, Outcome) and o.inconclusive for o in outs), outs
     assert all(o.error.startswith("infrastructure") for o in outs)
-    rep = evaluate(be, [task], {task.id: [Candidate(task.id, 0, _impl("2 * x  -- DIE"))]})
+    rep = evaluate(be, [task], {task.id: [Submission(task.id, 0, _impl("2 * x  -- DIE"))]})
     sample = rep.tasks[0].samples[0]
     assert sample.metrics["code"].lower is Score.UNKNOWN, sample
 

@@ -15,10 +15,10 @@ from test_lean_backend_fake import _backend, _calls, _task, fake_lean  # noqa: F
 from veriscale.backends.base import Implementation, Spec
 from veriscale.backends.lean import render
 from veriscale.backends.lean.backend import plausible_verdict
-from veriscale.benchmark.model import TestCase
+from veriscale.benchmark.model import ExpectedPair
 from veriscale.evaluation.harness import evaluate
 from veriscale.evaluation.scoring import Score, must_fail, must_hold
-from veriscale.evaluation.solutions import Candidate
+from veriscale.evaluation.solutions import Submission
 
 P, F, U = Score.PASS, Score.FAIL, Score.UNKNOWN
 
@@ -47,8 +47,8 @@ def test_plausible_verdict_mapping_is_verinas(pos: str, neg: str, hold: Score,
 
 def test_plausible_stage_runs_for_candidate_specs(fake_lean, tmp_path: Path) -> None:  # noqa: F811
     exe, log = fake_lean
-    task = replace(_task(), tests=[TestCase((13,), 26, [])])  # 13: no Decidable instance
-    cand = Candidate(task.id, 0, spec=Spec(precond="x > 0"))
+    task = replace(_task(), tests=[ExpectedPair((13,), 26, [])])  # 13: no Decidable instance
+    cand = Submission(task.id, 0, spec=Spec(precond="x > 0"))
     be = _backend(exe, tmp_path, plausible=True, keep_files=True)
     s = evaluate(be, [task], {task.id: [cand]}).tasks[0].samples[0]
     assert s.metrics["precond_sound"].lower is P and not s.notes
@@ -108,8 +108,8 @@ def test_code_imports_are_merged_and_screened(fake_lean, tmp_path: Path) -> None
     be = _backend(exe, tmp_path, keep_files=True)
     task = _task()
     code = "def F (x : Int) (h_precond : F_precond x) : Int := 2 * x"
-    good = Candidate(task.id, 0, Implementation(code, imports="import Std.Data.HashMap"))
-    bad = Candidate(task.id, 1, Implementation(code, imports="import Lean.Elab"))
+    good = Submission(task.id, 0, Implementation(code, imports="import Std.Data.HashMap"))
+    bad = Submission(task.id, 1, Implementation(code, imports="import Lean.Elab"))
     s0, s1 = evaluate(be, [task], {task.id: [good, bad]}).tasks[0].samples
     assert s0.metrics["code"].lower is P
     assert s1.metrics["code"].lower is F and "Lean.Elab" in s1.errors["code"]
@@ -130,9 +130,9 @@ def test_solution_line_imports_reach_the_implementation() -> None:
 def test_code_tests_compare_in_lean(fake_lean, tmp_path: Path) -> None:  # noqa: F811
     exe, log = fake_lean
     be = _backend(exe, tmp_path, keep_files=True)
-    task = replace(_task(), tests=[TestCase((3,), 6, []), TestCase((4,), 9, [])])
+    task = replace(_task(), tests=[ExpectedPair((3,), 6, []), ExpectedPair((4,), 9, [])])
     impl = Implementation("def F (x : Int) (h_precond : F_precond x) : Int := 2 * x")
-    s = evaluate(be, [task], {task.id: [Candidate(task.id, 0, impl)]}).tasks[0].samples[0]
+    s = evaluate(be, [task], {task.id: [Submission(task.id, 0, impl)]}).tasks[0].samples[0]
     assert s.tallies["code"].passed == 1 and s.tallies["code"].failed == 1
     assert "#eval! ((F 3 (by sorry)) == (6))" in _written(log)
     assert be.test_outputs(task, impl, [((3,), 6)])[0].value is True
@@ -146,7 +146,7 @@ def test_empty_precondition_fails_to_compile(fake_lean, tmp_path: Path) -> None:
     be = _backend(exe, tmp_path)
     task = _task()
     before = _calls(log)
-    s = evaluate(be, [task], {task.id: [Candidate(task.id, 0, spec=Spec(precond="  \n"))]}
+    s = evaluate(be, [task], {task.id: [Submission(task.id, 0, spec=Spec(precond="  \n"))]}
                  ).tasks[0].samples[0]
     assert s.metrics["precond_sound"].lower is F and s.metrics["precond_complete"].upper is F
     assert "empty precondition" in s.errors["spec"] and _calls(log) == before

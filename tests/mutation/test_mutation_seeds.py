@@ -9,7 +9,7 @@ from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 
-from veriscale.benchmark.model import Signature, Task, TestCase
+from veriscale.benchmark.model import ExpectedPair, Signature, Task
 from veriscale.expansion.mutation import MutationConfig, check_input, input_key, mutate_inputs
 from veriscale.expansion.seeds import LONG, boundary_values, offline_seeds, own_inputs
 from veriscale.values import (
@@ -36,7 +36,7 @@ def _task(params: list[tuple[str, str]], tests=(), rejects=()) -> Task:
             "return_type": "Bool",
         }
     )
-    return Task("t", "", sig, [TestCase(i, True) for i in tests], list(rejects))
+    return Task("t", "", sig, [ExpectedPair(i, True) for i in tests], list(rejects))
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -134,7 +134,7 @@ def _load_verina(root: Path) -> list[Task]:
         tests, rejects = [], []
         for case in json.loads((d / "test.json").read_text()):
             with contextlib.suppress(ValueError):
-                tests.append(TestCase(sig.decode_input(case["input"]), None))
+                tests.append(ExpectedPair(sig.decode_input(case["input"]), None))
         for case in json.loads((d / "reject_inputs.json").read_text()):
             with contextlib.suppress(ValueError):
                 rejects.append(sig.decode_input(case["input"]))

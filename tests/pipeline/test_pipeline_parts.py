@@ -16,7 +16,7 @@ from veriscale.backends.base import (
     Verdict,
 )
 from veriscale.backends.cache import CachingBackend, OracleCache
-from veriscale.benchmark.model import Signature, Task, TestCase
+from veriscale.benchmark.model import ExpectedPair, Signature, Task
 from veriscale.pipeline.config import RunConfig, load_config
 from veriscale.pipeline.rundir import RunDir, write_json_atomic
 from veriscale.pipeline.suites import assemble_plus
@@ -27,7 +27,7 @@ def make_task() -> Task:
         {"name": "f", "parameters": [{"param_name": "x", "param_type": "Int"}],
          "return_type": "Int"}
     )
-    return Task("t1", "double x", sig, tests=[TestCase((1,), 2, [3])], reject_inputs=[(-1,)])
+    return Task("t1", "double x", sig, tests=[ExpectedPair((1,), 2, [3])], reject_inputs=[(-1,)])
 
 
 class CountingBackend:

@@ -17,7 +17,7 @@ from twin_backend import twin_run
 
 from veriscale.benchmark import python_format, verina
 from veriscale.benchmark.loader import load_benchmark
-from veriscale.benchmark.model import TestCase
+from veriscale.benchmark.model import ExpectedPair
 from veriscale.pipeline.config import ReductionSettings
 from veriscale.pipeline.reduce import reduce_suite
 from veriscale.pipeline.rundir import RunDir
@@ -42,8 +42,8 @@ def test_provenance_survives_a_write_read_round_trip(fmt, bundled_dir, bundled_l
     task = one_task(bundled_lean_dir if fmt == "verina" else bundled_dir, "vs_argmax")
     writer = verina if fmt == "verina" else python_format
     first = task.tests[0]
-    task.tests = [first, TestCase(first.input, first.expected, [], "llm:some-model"),
-                  TestCase(first.input, first.expected, [], "mutation")]
+    task.tests = [first, ExpectedPair(first.input, first.expected, [], "llm:some-model"),
+                  ExpectedPair(first.input, first.expected, [], "mutation")]
     writer.write_task_dir(task, tmp_path / task.id)
     again = one_task(tmp_path, task.id)
     assert [t.provenance for t in again.tests] == ["original", "llm:some-model", "mutation"]

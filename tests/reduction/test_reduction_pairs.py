@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from veriscale.benchmark.model import TestCase
+from veriscale.benchmark.model import ExpectedPair
 from veriscale.reduction.pairs import (
     REASON_FILL,
     REASON_ORIGINAL,
@@ -133,7 +133,7 @@ def test_plain_tuples_and_validation():
 
 
 def test_pair_rows_from_test_cases():
-    tests = [TestCase((1,), 2, [3, 4]), TestCase((5,), 6, [], provenance="mutation")]
+    tests = [ExpectedPair((1,), 2, [3, 4]), ExpectedPair((5,), 6, [], provenance="mutation")]
     rows = pair_rows(tests, [{"m1"}, set()])
     assert rows[0] == PairRow(0, frozenset({"m1"}), 2, tests[0], True)
     assert not rows[1].original and rows[1].record_count == 0

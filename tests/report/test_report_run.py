@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from veriscale.artifacts import AdversariesArtifact, ReductionArtifact, UnexpectedArtifact
 from veriscale.benchmark import verina
-from veriscale.benchmark.model import LeanSections, Signature, Task, TestCase
+from veriscale.benchmark.model import ExpectedPair, LeanSections, Signature, Task
 from veriscale.report.report import (
     NOT_AVAILABLE,
     build_report,
@@ -29,7 +29,7 @@ PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 
 def make_task(task_id: str, n_tests: int, n_unexp: int, n_rejects: int, start: int = 0) -> Task:
-    tests = [TestCase(((i,), i), i, [i + 100 + j for j in range(n_unexp)],
+    tests = [ExpectedPair(((i,), i), i, [i + 100 + j for j in range(n_unexp)],
                       "original" if i < 2 else "mutation")
              for i in range(start, start + n_tests)]
     rejects = [((-j, j), j) for j in range(1, n_rejects + 1)]

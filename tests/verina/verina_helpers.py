@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from veriscale.benchmark.model import LeanSections, Signature, Task, TestCase
+from veriscale.benchmark.model import ExpectedPair, LeanSections, Signature, Task
 from veriscale.benchmark.verina import write_task_dir
 
 
@@ -26,9 +26,9 @@ def make_task(task_id: str = "toy_1") -> Task:
         postcond="  result = xs.length + s.length\n",
     )
     tests = [
-        TestCase(("ab", (1, 2)), 4, [3, 5]),
-        TestCase(("", ()), 0, [1]),
-        TestCase(('q"uote\\', (7,)), 9, []),
+        ExpectedPair(("ab", (1, 2)), 4, [3, 5]),
+        ExpectedPair(("", ()), 0, [1]),
+        ExpectedPair(('q"uote\\', (7,)), 9, []),
     ]
     return Task(task_id, "-----Description-----\nCount.\n", sig, tests, [("x", (0,))], lean)
 

@@ -1,6 +1,7 @@
 """Benchmark formats: the task model, the VERINA directory format, Python-spec tasks."""
 
 from veriscale.benchmark.model import (
+    ExpectedPair,
     Input,
     LeanSections,
     LoadIssue,
@@ -8,10 +9,15 @@ from veriscale.benchmark.model import (
     PythonSections,
     Signature,
     Task,
-    TestCase,
 )
 
 __all__ = [
-    "Input", "LeanSections", "LoadIssue", "Param", "PythonSections", "Signature", "Task",
-    "TestCase",
+    "ExpectedPair",
+    "Input",
+    "LeanSections",
+    "LoadIssue",
+    "Param",
+    "PythonSections",
+    "Signature",
+    "Task",
 ]

@@ -73,11 +73,9 @@ class Signature:
 
 
 @dataclass
-class TestCase:
+class ExpectedPair:
     """An expected pair with its unexpected outputs; ``provenance`` says where
     the input came from (``original``, ``seed``, ``llm:<model>``, ``mutation``)."""
-
-    __test__ = False  # not a pytest test class, despite the name
 
     input: Input
     expected: Any
@@ -140,7 +138,7 @@ class Task:
     id: str
     description: str
     signature: Signature
-    tests: list[TestCase] = field(default_factory=list)
+    tests: list[ExpectedPair] = field(default_factory=list)
     reject_inputs: list[Input] = field(default_factory=list)
     lean: LeanSections | None = None
     python: PythonSections | None = None

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from veriscale.benchmark.model import Input, Signature, TestCase
+from veriscale.benchmark.model import ExpectedPair, Input, Signature
 from veriscale.values import ValueError_, decode, encode
 from veriscale.values.value import Unparsable
 
@@ -68,7 +68,7 @@ def _enc_input(signature: Signature, inp: Input, codec: ValueCodec) -> dict[str,
     return {p.name: codec.encode(p.type, v) for p, v in zip(signature.params, inp, strict=True)}
 
 
-def encode_test(signature: Signature, case: TestCase,
+def encode_test(signature: Signature, case: ExpectedPair,
                 codec: ValueCodec = VERINA_VALUES) -> dict[str, Any]:
     ret = signature.return_type
     row: dict[str, Any] = {
@@ -81,7 +81,7 @@ def encode_test(signature: Signature, case: TestCase,
     return row
 
 
-def encode_tests(task_id: str, signature: Signature, tests: list[TestCase],
+def encode_tests(task_id: str, signature: Signature, tests: list[ExpectedPair],
                  codec: ValueCodec = VERINA_VALUES) -> list[dict[str, Any]]:
     """``test.json`` rows; raises ``ValueError`` naming task, file and row on a bad value."""
     rows: list[dict[str, Any]] = []
@@ -163,13 +163,13 @@ def _rows(rows: Any, file: str) -> list[Any]:
 def decode_tests(
     signature: Signature, rows: Any, issue: IssueFn, file: str = TEST_JSON,
     codec: ValueCodec = VERINA_VALUES,
-) -> list[TestCase]:
+) -> list[ExpectedPair]:
     """The expected pairs of ``rows`` (bad rows reported and dropped).
 
     Raises :class:`RowsUnreadable` when ``rows`` is not a list: a task whose
     tests cannot be read must not look like a task with zero tests.
     """
-    out: list[TestCase] = []
+    out: list[ExpectedPair] = []
     for i, row in enumerate(_rows(rows, file)):
         where = f"[{i}]"
         if not isinstance(row, dict) or "input" not in row or "expected" not in row:
@@ -194,7 +194,7 @@ def decode_tests(
         if not isinstance(provenance, str) or not provenance:
             issue(file, f"{where}.provenance", "bad_json", "'provenance' must be a non-empty string")
             provenance = ORIGINAL
-        out.append(TestCase(inp, expected, unexpected, provenance))
+        out.append(ExpectedPair(inp, expected, unexpected, provenance))
     return out
 
 

@@ -35,7 +35,7 @@ from veriscale.evaluation.scoring import (
     report_text,
     spec_property,
 )
-from veriscale.evaluation.solutions import Candidate
+from veriscale.evaluation.solutions import Submission
 
 BOUNDS = ("lower", "upper")
 
@@ -135,7 +135,7 @@ def _missing_stage(backend: Backend) -> str:
     return why if isinstance(why, str) else ""
 
 
-def _explainer(backend: Backend, task: Task, cand: Candidate, which: str
+def _explainer(backend: Backend, task: Task, cand: Submission, which: str
                ) -> Callable[[], str | None]:
     """The backend's message for a spec that raised, if it keeps one (``spec_error``)."""
     def explain() -> str | None:
@@ -158,7 +158,7 @@ class BatchTimes:
 
 def evaluate_batch(
     backend: Backend,
-    items: Sequence[tuple[Task, Candidate]],
+    items: Sequence[tuple[Task, Submission]],
     *,
     skip_compile: bool = False,
     times: BatchTimes | None = None,
@@ -305,7 +305,7 @@ def _withhold(task: Task, res: SampleResult) -> None:
         res.errors.setdefault("suite", f"not scored: {why}")
 
 
-def evaluate_candidate(backend: Backend, task: Task, cand: Candidate) -> SampleResult:
+def evaluate_candidate(backend: Backend, task: Task, cand: Submission) -> SampleResult:
     """All metrics this candidate provides the parts for, with both bounds."""
     return evaluate_batch(backend, [(task, cand)])[0]
 
@@ -385,7 +385,7 @@ def _groups(tasks: Sequence[Task], size: int) -> Iterator[list[Task]]:
 def evaluate(
     backend: Backend,
     tasks: Sequence[Task],
-    candidates: Mapping[str, Sequence[Candidate]],
+    candidates: Mapping[str, Sequence[Submission]],
     *,
     suite: str = "",
     ks: Iterable[int] = (1,),

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 
 from veriscale.backends.base import Implementation, Spec
 from veriscale.benchmark.model import Task
-from veriscale.evaluation.solutions import Candidate, lean_code_definition
+from veriscale.evaluation.solutions import Submission, lean_code_definition
 from veriscale.values import ArrayT, LeanType, ListT, OptionT, ProdT, Scalar
 
 DEFAULT_MAX_PER_KIND = 20
@@ -44,14 +44,14 @@ KINDS = ("code", "precond", "postcond")
 
 
 @dataclass(frozen=True)
-class Mutant:
+class FlawedCandidate:
     """One flawed candidate: which part of the GT it alters, and how."""
 
     task_id: str
     kind: str  # "code" | "precond" | "postcond"
     operator: str
     index: int
-    candidate: Candidate
+    candidate: Submission
 
     @property
     def id(self) -> str:
@@ -67,7 +67,7 @@ class Mutant:
 # --------------------------------------------------------------------------- GT candidates
 
 
-def gt_candidate(task: Task, sample: int = 0) -> Candidate:
+def gt_candidate(task: Task, sample: int = 0) -> Submission:
     """The ground truth as a candidate (code and both spec halves): the control."""
     from veriscale.backends.language import has_plugin, language_of, plugin_for
 
@@ -90,7 +90,7 @@ def gt_candidate(task: Task, sample: int = 0) -> Candidate:
                     origin="ground_truth")
     else:
         raise ValueError(f"{task.id}: task has neither Lean nor Python sections")
-    return Candidate(task.id, sample, impl, spec)
+    return Submission(task.id, sample, impl, spec)
 
 
 # --------------------------------------------------------------------------- sampling
@@ -486,9 +486,9 @@ def lean_spec_mutants(task: Task, kind: str, limit: int = DEFAULT_MAX_PER_KIND,
 
 
 def task_mutants(task: Task, max_per_kind: int = DEFAULT_MAX_PER_KIND,
-                 seed: int = 0) -> list[Mutant]:
+                 seed: int = 0) -> list[FlawedCandidate]:
     """Every built-in flawed candidate of one task (code, precondition, postcondition)."""
-    out: list[Mutant] = []
+    out: list[FlawedCandidate] = []
     gt = gt_candidate(task)
     assert gt.spec is not None
     from veriscale.backends.language import has_plugin, language_of, plugin_for
@@ -510,13 +510,13 @@ def task_mutants(task: Task, max_per_kind: int = DEFAULT_MAX_PER_KIND,
         return out
     for i, (op, text) in enumerate(code):
         impl = Implementation(text, id=f"{task.id}:code:{i}", strategy=op, origin="mutant")
-        out.append(Mutant(task.id, "code", op, i, Candidate(task.id, i, impl=impl)))
+        out.append(FlawedCandidate(task.id, "code", op, i, Submission(task.id, i, impl=impl)))
     for i, (op, text) in enumerate(pre):
         spec = Spec(precond=text, postcond=None, precond_aux=gt.spec.precond_aux,
                     id=f"{task.id}:precond:{i}", origin="mutant")
-        out.append(Mutant(task.id, "precond", op, i, Candidate(task.id, i, spec=spec)))
+        out.append(FlawedCandidate(task.id, "precond", op, i, Submission(task.id, i, spec=spec)))
     for i, (op, text) in enumerate(post):
         spec = Spec(precond=None, postcond=text, postcond_aux=gt.spec.postcond_aux,
                     id=f"{task.id}:postcond:{i}", origin="mutant")
-        out.append(Mutant(task.id, "postcond", op, i, Candidate(task.id, i, spec=spec)))
+        out.append(FlawedCandidate(task.id, "postcond", op, i, Submission(task.id, i, spec=spec)))
     return out

@@ -56,7 +56,7 @@ class SolutionIssue:
 
 
 @dataclass(frozen=True)
-class Candidate:
+class Submission:
     """One sample for one task, ready for the backend.
 
     ``spec`` carries the candidate pre/postconditions; a ``None`` half means the
@@ -149,7 +149,7 @@ def lean_code_definition(task: Task, body: str, code_aux: str = "") -> str:
     return "\n\n".join(parts) + "\n"
 
 
-def to_candidate(task: Task, sol: SolutionLine, sample: int, line: int = 0) -> Candidate:
+def to_candidate(task: Task, sol: SolutionLine, sample: int, line: int = 0) -> Submission:
     """Turn a validated line into backend objects for ``task``."""
     impl = None
     if sol.code is not None:
@@ -174,12 +174,12 @@ def to_candidate(task: Task, sol: SolutionLine, sample: int, line: int = 0) -> C
             id=f"{task.id}#{sample}",
             origin="solution",
         )
-    return Candidate(task.id, sample, impl, spec, line)
+    return Submission(task.id, sample, impl, spec, line)
 
 
 def load_solutions(
     path: Path, tasks: Iterable[Task]
-) -> tuple[dict[str, list[Candidate]], list[SolutionIssue]]:
+) -> tuple[dict[str, list[Submission]], list[SolutionIssue]]:
     """Candidates per task id (in sample order) and the issues found.
 
     Lines for tasks not in ``tasks`` and duplicate (task, sample) lines are
@@ -188,7 +188,7 @@ def load_solutions(
     by_id = {t.id: t for t in tasks}
     with open(path, "rb") as fh:
         good, issues = parse_lines(fh)
-    out: dict[str, list[Candidate]] = {}
+    out: dict[str, list[Submission]] = {}
     used: dict[str, set[int]] = {}
     for no, sol in good:
         task = by_id.get(sol.task_id)

@@ -45,6 +45,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from veriscale.benchmark.model import Input
 from veriscale.values import (
     ArrayT,
     LeanType,
@@ -56,8 +57,6 @@ from veriscale.values import (
     Some,
     check,
 )
-
-Input = tuple[Any, ...]
 
 # ------------------------------------------------------------------ alphabets
 
@@ -539,7 +538,7 @@ class MutationConfig(BaseModel):
 
 
 @dataclass(frozen=True)
-class Mutant:
+class MutatedInput:
     """A mutant input, the index of its seed and the (parameter, step) trace."""
 
     input: Input
@@ -549,7 +548,7 @@ class Mutant:
 
 @dataclass
 class MutationRun:
-    mutants: list[Mutant] = field(default_factory=list)
+    mutants: list[MutatedInput] = field(default_factory=list)
     skipped_seeds: list[tuple[int, str]] = field(default_factory=list)  # (index, why)
     attempts: int = 0
 
@@ -656,7 +655,7 @@ def mutate_inputs_traced(
             if k in seen:
                 continue
             seen.add(k)
-            run.mutants.append(Mutant(mutant, index, tuple(steps)))
+            run.mutants.append(MutatedInput(mutant, index, tuple(steps)))
             pool.add_input(types, mutant)
             made += 1
         run.attempts += attempts
@@ -686,7 +685,7 @@ __all__ = [
     "SIGMA_CHAR",
     "SIGMA_SP",
     "IngredientPool",
-    "Mutant",
+    "MutatedInput",
     "MutationConfig",
     "MutationRun",
     "Mutator",

@@ -71,7 +71,7 @@ def _hash(*parts: str) -> str:
 
 
 @dataclass
-class RunResult:
+class RunSummary:
     run_dir: Path
     tasks: list[str]
     errors: dict[str, dict[str, str]] = field(default_factory=dict)
@@ -605,7 +605,7 @@ def run_pipeline(
     backend: Backend | None = None,
     provider: Any = None,
     cache: bool = True,
-) -> RunResult:
+) -> RunSummary:
     """Expand (and by default reduce and report) ``benchmark_dir`` into ``run_dir``."""
     pipe = Pipeline(benchmark_dir, run_dir, config, backend=backend, provider=provider,
                     console=console, cache=cache)
@@ -633,7 +633,7 @@ def run_pipeline(
     finally:
         pipe.close()
         pipe.rd.unlock()
-    return RunResult(pipe.rd.root, [t.id for t in pipe.tasks], pipe.errors, pipe.timings,
+    return RunSummary(pipe.rd.root, [t.id for t in pipe.tasks], pipe.errors, pipe.timings,
                      pipe.counts, pipe.cache_stats())
 
 

@@ -27,25 +27,25 @@ from veriscale.pipeline.config import RunConfig
 
 
 @dataclass
-class Candidate:
+class CandidateInput:
     input: Input
     provenance: str
 
 
-def encode_candidates(task: Task, items: list[Candidate]) -> list[dict[str, Any]]:
+def encode_candidates(task: Task, items: list[CandidateInput]) -> list[dict[str, Any]]:
     sig = task.signature
     return [{"input": sig.encode_input(c.input), "provenance": c.provenance} for c in items]
 
 
-def decode_candidates(task: Task, rows: list[dict[str, Any]]) -> list[Candidate]:
+def decode_candidates(task: Task, rows: list[dict[str, Any]]) -> list[CandidateInput]:
     sig = task.signature
-    return [Candidate(sig.decode_input(r["input"]), r["provenance"]) for r in rows]
+    return [CandidateInput(sig.decode_input(r["input"]), r["provenance"]) for r in rows]
 
 
-def dedup(items: list[Candidate]) -> list[Candidate]:
+def dedup(items: list[CandidateInput]) -> list[CandidateInput]:
     """First occurrence wins, so originals keep their provenance."""
     seen: set[Input] = set()
-    out: list[Candidate] = []
+    out: list[CandidateInput] = []
     for c in items:
         if c.input not in seen:
             seen.add(c.input)
@@ -68,9 +68,9 @@ def stage_candidates(task: Task, config: RunConfig, provider: Any) -> dict[str, 
     """Seed pool (originals, then LLM/offline seeds), then mutation of every seed."""
     from veriscale.expansion.mutation import MutationConfig, mutate_inputs, task_seed
 
-    originals = [Candidate(t.input, "original:test") for t in task.tests]
-    originals += [Candidate(r, "original:reject") for r in task.reject_inputs]
-    seeds: list[Candidate] = []
+    originals = [CandidateInput(t.input, "original:test") for t in task.tests]
+    originals += [CandidateInput(r, "original:reject") for r in task.reject_inputs]
+    seeds: list[CandidateInput] = []
     seed_errors: list[str] = []
     llm_parts: list[dict[str, Any]] = []
     n = config.seeds.candidates_per_round
@@ -84,7 +84,7 @@ def stage_candidates(task: Task, config: RunConfig, provider: Any) -> dict[str, 
         llm_parts.append(getattr(proposed, "llm", None) or {})
         for item in proposed:
             inp, prov = item if isinstance(item, tuple) and len(item) == 2 else (item, "seed")
-            seeds.append(Candidate(tuple(inp), str(prov)))
+            seeds.append(CandidateInput(tuple(inp), str(prov)))
     accept = _language_filter(task)
     if accept is not None:  # e.g. Coq: no seed above the unary-nat bound
         seeds = [c for c in seeds if accept(c.input)]
@@ -97,7 +97,7 @@ def stage_candidates(task: Task, config: RunConfig, provider: Any) -> dict[str, 
         seed=task_seed(config.seed, task.id),  # independent streams per task
     )
     mutants = mutate_inputs(task.signature, [c.input for c in pool], mcfg, accept)
-    everything = dedup(pool + [Candidate(m, "mutation") for m in mutants])
+    everything = dedup(pool + [CandidateInput(m, "mutation") for m in mutants])
     capped = everything[: config.mutation.max_candidates_per_task]
     counts = Counter(c.provenance.split(":")[0] for c in capped)
     return {
@@ -124,7 +124,7 @@ def _merge_llm(parts: list[dict[str, Any]]) -> dict[str, Any]:
 # ------------------------------------------------------------------ classify
 
 
-def stage_classify(task: Task, candidates: list[Candidate], backend: Backend) -> ClassifyArtifact:
+def stage_classify(task: Task, candidates: list[CandidateInput], backend: Backend) -> ClassifyArtifact:
     """Syntax filter, then the GT precondition decides; undecided inputs are dropped.
 
     A backend whose ``classify`` also runs the syntax filter
@@ -178,7 +178,7 @@ def stage_classify(task: Task, candidates: list[Candidate], backend: Backend) ->
 # ------------------------------------------------------------------ outputs
 
 
-def stage_outputs(task: Task, expected: list[Candidate], backend: Backend) -> dict[str, Any]:
+def stage_outputs(task: Task, expected: list[CandidateInput], backend: Backend) -> dict[str, Any]:
     """Run the reference on every expected input; failures are recorded, not kept."""
     sig = task.signature
     outcomes = dispatch.one(backend, "run", task, None, [c.input for c in expected])

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from veriscale.benchmark.model import Input, Signature, Task, TestCase
+from veriscale.benchmark.model import ExpectedPair, Input, Signature, Task
 from veriscale.pipeline.config import ReductionSettings
 
 
@@ -53,21 +53,21 @@ def assemble_plus(
 ) -> Task:
     """The Plus version of ``task`` (a copy; the input task is not changed)."""
     plus = copy.copy(task)
-    rows: list[TestCase] = []
+    rows: list[ExpectedPair] = []
     seen: set[Input] = set()
     for t in task.tests:
         if t.input in seen:  # the original benchmark may repeat an input
             continue
         seen.add(t.input)
         new = unexpected_outputs.get(t.input, [])
-        rows.append(TestCase(t.input, t.expected, _merge(t.unexpected, new, t.expected), "original"))
+        rows.append(ExpectedPair(t.input, t.expected, _merge(t.unexpected, new, t.expected), "original"))
     for inp, expected, provenance in pairs:
         if inp in seen:
             continue
         seen.add(inp)
         unexpected = _merge([], unexpected_outputs.get(inp, []), expected)
         if unexpected or keep_nonkilling:
-            rows.append(TestCase(inp, expected, unexpected, provenance))
+            rows.append(ExpectedPair(inp, expected, unexpected, provenance))
     rejects: list[Input] = []
     seen_rejects: set[Input] = set()
     for r in list(task.reject_inputs) + list(unexpected_inputs):

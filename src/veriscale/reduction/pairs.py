@@ -45,7 +45,7 @@ REASON_SET_COVER = "set_cover"
 REASON_FILL = "supplemental_top_k"
 
 PROVENANCE_ORIGINAL = "original"
-"""The ``TestCase.provenance`` of a row of the original benchmark."""
+"""The ``ExpectedPair.provenance`` of a row of the original benchmark."""
 
 
 class PairRow(NamedTuple):
@@ -254,7 +254,7 @@ def pair_rows(
     """Rows for :func:`reduce_pairs` from a suite's test cases and their kill sets.
 
     ``tests[i]`` becomes case ``i`` with payload ``tests[i]``; it is an original
-    row when ``tests[i].provenance == "original"`` (``TestCase`` has one).
+    row when ``tests[i].provenance == "original"`` (``ExpectedPair`` has one).
     ``record_counts[i]`` defaults to the number of unexpected outputs of the
     test, the closest thing to the authors' per-input record count.
     """

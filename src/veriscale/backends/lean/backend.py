@@ -61,7 +61,7 @@ from veriscale.backends.base import (
     Verdict,
 )
 from veriscale.backends.lean import compat, render
-from veriscale.backends.lean.runner import LeanMessage, LeanRunner, RunResult, make_runner
+from veriscale.backends.lean.runner import LeanMessage, LeanProcessResult, LeanRunner, make_runner
 from veriscale.backends.lean.safety import check_imports, check_untrusted_lean
 from veriscale.benchmark.model import Input, Task
 from veriscale.execution import Executor, LocalExecutor, Resources, UnitFailure
@@ -561,7 +561,7 @@ class LeanBackend:
             resources=LEAN_UNIT)[0]
         if isinstance(got, UnitFailure):  # the runner or its worker failed: no answers
             log.error("Lean file %s not checked: %s", name, got.error)
-            failed = RunResult([], None, stderr=got.error)
+            failed = LeanProcessResult([], None, stderr=got.error)
             self._account(failed, sum(len(items) for _, items in pieces),
                           time.monotonic() - start, crashed=True)
             return ([((ji, idx), CheckOutput([], got.error, [], [], layout.dropped_imports))
@@ -628,11 +628,11 @@ class LeanBackend:
                 rest.append((variant, left))
         return done, rest, culprit
 
-    def _account(self, result: RunResult, checks: int, seconds: float, crashed: bool) -> None:
+    def _account(self, result: LeanProcessResult, checks: int, seconds: float, crashed: bool) -> None:
         with self._lock:
             self._account_locked(result, checks, seconds, crashed)
 
-    def _account_locked(self, result: RunResult, checks: int, seconds: float,
+    def _account_locked(self, result: LeanProcessResult, checks: int, seconds: float,
                         crashed: bool) -> None:
         self.stats.processes += 1
         self.stats.checks += checks

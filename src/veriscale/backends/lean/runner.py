@@ -1,6 +1,6 @@
 """Run ``lean --json FILE`` (native or WebAssembly) and parse its messages.
 
-Both runners speak the same command line and return a :class:`RunResult`. A
+Both runners speak the same command line and return a :class:`LeanProcessResult`. A
 timeout or crash is a *result* (with whatever messages arrived before it), never
 an exception: the caller turns the missing messages into UNKNOWN verdicts, so
 one bad file costs one chunk, never the run, and never counts as a pass.
@@ -46,7 +46,7 @@ class LeanMessage:
 
 
 @dataclass
-class RunResult:
+class LeanProcessResult:
     messages: list[LeanMessage]
     returncode: int | None  # None when killed for the timeout
     timed_out: bool = False
@@ -131,7 +131,7 @@ def run_command(
     env: dict[str, str] | None,
     timeout: float,
     memory_mb: int | None = None,
-) -> RunResult:
+) -> LeanProcessResult:
     """Run one Lean command; on timeout kill its whole process group and keep partial output."""
     start = time.monotonic()
     try:  # OS isolation, rlimits, own process group, dies with us
@@ -139,7 +139,7 @@ def run_command(
                                stderr=subprocess.PIPE,
                                limits=isolation.ProcessLimits(memory_mb=memory_mb))
     except OSError as exc:
-        return RunResult([], 127, stderr=f"cannot start {cmd[0]}: {exc}",
+        return LeanProcessResult([], 127, stderr=f"cannot start {cmd[0]}: {exc}",
                          seconds=time.monotonic() - start)
     timed_out = False
     try:
@@ -150,7 +150,7 @@ def run_command(
             os.killpg(proc.pid, signal.SIGKILL)
         out, err = proc.communicate()
     messages, other = parse_messages(_decode(out))
-    return RunResult(
+    return LeanProcessResult(
         messages=messages,
         returncode=None if timed_out else proc.returncode,
         timed_out=timed_out,
@@ -182,7 +182,7 @@ class LeanRunner:
     def command(self, file: Path) -> tuple[list[str], Path, dict[str, str]]:
         raise NotImplementedError
 
-    def run_file(self, file: Path) -> RunResult:
+    def run_file(self, file: Path) -> LeanProcessResult:
         cmd, cwd, env = self.command(Path(file))
         return run_command(cmd, cwd=cwd, env=env, timeout=self.timeout, memory_mb=self.memory_mb)
 
@@ -310,7 +310,7 @@ class WasmRunner(LeanRunner):
         env["LEAN_PATH"] = str(wasm_setup.find_lean_path(inst.lib_dir))
         return [str(inst.node), str(inst.lean_js), "--json", file.name], file.parent, env
 
-    def run_file(self, file: Path) -> RunResult:
+    def run_file(self, file: Path) -> LeanProcessResult:
         """Run ``file`` (copied under /tmp first if the module could not see it)."""
         copy: Path | None = None
         if not wasm_setup.is_visible(Path(file)):
@@ -319,7 +319,7 @@ class WasmRunner(LeanRunner):
         try:
             return super().run_file(copy or file)
         except wasm_setup.WasmSetupError as exc:  # a result, not an exception
-            return RunResult([], 127, stderr=str(exc))
+            return LeanProcessResult([], 127, stderr=str(exc))
         finally:
             if copy is not None:
                 copy.unlink(missing_ok=True)
