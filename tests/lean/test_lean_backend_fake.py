@@ -256,13 +256,13 @@ def test_kernel_values_of_opaque_types_are_unknown() -> None:
 
 
 def test_classify_includes_the_syntax_filter_in_the_same_file(fake_lean, tmp_path) -> None:
-    from veriscale.pipeline.stages import Candidate, stage_classify
+    from veriscale.pipeline.stages import CandidateInput, stage_classify
 
     exe, log = fake_lean
     be = _backend(exe, tmp_path)
     task = _task()
-    cands = [Candidate((1,), "a"), Candidate((666,), "b"), Candidate((-2,), "c"),
-             Candidate((13,), "d")]
+    cands = [CandidateInput((1,), "a"), CandidateInput((666,), "b"), CandidateInput((-2,), "c"),
+             CandidateInput((13,), "d")]
     data = stage_classify(task, cands, be)
     assert _calls(log) == 1  # before: one file for the syntax filter, one for decide
     c = data.counts
