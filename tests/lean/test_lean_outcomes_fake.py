@@ -70,3 +70,21 @@ def test_a_hanging_first_candidate_does_not_fail_the_next(fake: Path, tmp_path: 
     task = _task()
     got = be.compile_many([(task, _impl("2 * x  -- HANG"), None), (task, _impl("2 * x"), None)])
     assert got[0] is not None and not got[0].startswith("compile") and got[1] is None, got
+
+
+@pytest.mark.parametrize(("error", "kind"), [
+    ("unexpected token '#check'; expected term", "compile"),
+    ("unknown identifier 'Finset.sum'", "unsupported"),
+    ("failed to synthesize\n  Fintype α", "unsupported"),
+    ("unexpected token '∑'; expected term", "unsupported"),
+    ("type mismatch\n  a\nhas type Int", "compile"),
+])
+def test_a_syntax_error_is_the_candidates_even_without_mathlib(error: str, kind: str) -> None:
+    """With Mathlib dropped, only errors a missing import can explain are unsupported."""
+    from veriscale.backends.lean.backend import CheckOutput, _broken_definitions
+
+    out = CheckOutput([], definition_errors=[error], dropped_imports=["Mathlib"])
+    assert _broken_definitions(out).split(":", 1)[0] == kind
+    # With every import available, any definition error is the candidate's.
+    out = CheckOutput([], definition_errors=[error])
+    assert _broken_definitions(out).startswith("compile")

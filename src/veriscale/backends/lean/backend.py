@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -1024,11 +1025,20 @@ def _imports_problem(imports: str, task: Task | None) -> str | None:
     return check_imports(imports, own)
 
 
+# Lean errors that a missing import (Mathlib names, instances, notation) can cause.
+_MISSING_NAME = re.compile(
+    r"unknown (identifier|constant|namespace|attribute|tactic)|failed to synthesize"
+    r"|unexpected token '[^']*[^\x00-\x7f][^']*'")
+
+
 def _broken_definitions(out: CheckOutput, limit: int = 200) -> str:
     """Definitions failed: the candidate's fault (``compile``), unless this Lean lacks
-    imports the file asked for, when nobody can tell (``unsupported``)."""
+    imports the file asked for and the error is one a missing import can cause (an
+    unknown name, a missing instance, an unknown non-ASCII token: Mathlib notation),
+    when nobody can tell (``unsupported``). A plain syntax error is always the
+    candidate's."""
     first = first_line(out.definition_errors[0], limit)
-    if out.dropped_imports:
+    if out.dropped_imports and any(_MISSING_NAME.search(e) for e in out.definition_errors):
         return f"unsupported: imports unavailable here ({', '.join(out.dropped_imports)}): {first}"
     return "compile: " + first
 
