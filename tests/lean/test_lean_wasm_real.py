@@ -80,11 +80,19 @@ def _find(answers: dict[str, Any], op: str, task_id: str, nth: int = 0) -> list[
 
 def test_one_lean_process_for_everything(answers: dict[str, Any]) -> None:
     st = answers["stats"]
-    assert st.processes == 1 and st.extra["timeouts"] == 0 and st.extra["crashes"] == 0
-    # every item was one command, except classification: syntax check + decide
-    classified = sum(len(g) for (op, _), g in zip(answers["requests"], answers["got"],
-                                                  strict=True) if op == "classify")
-    assert st.checks == sum(len(g) for g in answers["got"]) + classified
+    # One file for every check of the six tasks, plus one retry of the one task whose
+    # code needs a name Lean 4.28 lacks (added only after Lean said it was missing).
+    assert st.extra["compat"] == {"verina_basic_64": ["Array.mkArray"]}
+    assert st.processes == 2 and st.extra["timeouts"] == 0 and st.extra["crashes"] == 0
+
+    def commands(task_id: str | None) -> int:
+        # every item is one command, except classification: syntax check + decide
+        return sum(len(g) * (2 if op == "classify" else 1)
+                   for (op, args), g in zip(answers["requests"], answers["got"], strict=True)
+                   if task_id is None or args[0].id == task_id)
+
+    # the retried task's checks are asked again, nothing else is
+    assert commands(None) <= st.checks <= commands(None) + commands("verina_basic_64")
 
 
 @pytest.mark.parametrize("task_id", TASKS)
