@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import signal
 import socket
+import sys
 import threading
 import time
 from pathlib import Path
@@ -17,6 +18,9 @@ import pytest
 ray = pytest.importorskip("ray")
 
 from exec_helpers import fake_lean, lean_task  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "coq"))
+from coq_paths import COQC, DATA  # noqa: E402
 
 from veriscale.backends.lean.backend import LeanBackend  # noqa: E402
 from veriscale.backends.lean.runner import NativeRunner, WasmRunner  # noqa: E402
@@ -184,3 +188,80 @@ def test_lean_files_on_ray_answer_like_local(tmp_path: Path) -> None:
     remote = RayExecutor(memory_mb=SMALL_UNITS)  # the fake Lean needs no 4 GB
     assert answers(remote) == answers(None)
     assert remote.describe()["units"] >= 2 and remote.describe()["failed_units"] == 0
+
+
+# ---------------------------------------------------------------- Coq on Ray
+
+COQ_TASKS = ["verina_basic_1"]
+COQ_CONFIG = {"seed": 7, "backend": "coq", "tasks": COQ_TASKS,
+              "seeds": {"candidates_per_round": 8}, "mutation": {"max_mutations_per_input": 3},
+              "adversaries": {"max_specs": 2, "max_adver_impl": 2},
+              "report": {"time_evaluation": "off"}}
+
+
+def coq_run(out: Path, executor: str) -> dict:
+    config = RunConfig.model_validate({**COQ_CONFIG, "execution": {
+        "executor": executor, "unit_memory_mb": SMALL_UNITS}})
+    result = run_pipeline(DATA, out, config, report=False, cache=False)
+    assert result.errors == {}
+    import json
+
+    return json.loads((out / "manifest.json").read_text())
+
+
+@pytest.mark.coq
+@pytest.mark.skipif(COQC is None, reason="coqc is not on PATH (apt-get install coq)")
+@pytest.mark.skipif(not DATA.is_dir(), reason=f"{DATA} is absent")
+def test_coq_on_ray_gives_the_local_bytes_with_a_worker_killed(tmp_path: Path) -> None:
+    """Each coqc file is one Ray unit; a worker killed mid-file is retried by Ray."""
+    local = coq_run(tmp_path / "local", "local")
+    assert local["execution"]["units"] == 0  # locally coqc runs in this process's pool
+    killer = WorkerKiller()
+    killer.start()
+    try:
+        there = coq_run(tmp_path / "ray", "ray")
+    finally:
+        killer.stop.set()
+        killer.join()
+    assert killer.killed, "no Ray worker was caught running a coqc file"
+    assert there["execution"]["units"] > 0 and there["execution"]["failed_units"] == 0
+    for suite in ("plus", "lite"):
+        assert tree(tmp_path / "ray" / suite) == tree(tmp_path / "local" / suite)
+
+
+def test_a_node_without_coqc_makes_the_checks_unknown(tmp_path: Path) -> None:
+    """No coqc on the node: every check is UNKNOWN with the node named, never a FAIL."""
+    from veriscale.backends.base import FailureKind, Implementation, Label, Verdict
+    from veriscale.backends.coq.backend import CoqBackend
+    from veriscale.backends.coq.runner import CoqcFile
+
+    ex = RayExecutor(max_retries=0, memory_mb=SMALL_UNITS)
+    (failure,) = ex.map(run_prover_file, [ProverFile(
+        CoqcFile(str(tmp_path / "no-coqc"), timeout=10, memory_mb=512), "Check.v", "")])
+    assert isinstance(failure, UnitFailure)
+    assert failure.error.startswith(f"infrastructure: ray: run_prover_file failed after 1 "
+                                    f"attempt(s): RetryableUnitError: node {socket.gethostname()}")
+    assert "the coqc runner is not available here" in failure.error and "no-coqc" in failure.error
+
+    task = coq_toy_task()
+    be = CoqBackend(coqc=str(tmp_path / "no-coqc"), executor=ex)
+    labels = be.classify(task, [(3,), (-1,)])
+    assert [c.label for c in labels] == [Label.UNKNOWN, Label.UNKNOWN]
+    assert all("not available here" in c.detail for c in labels)
+    (outcomes,) = be.run_many([(task, Implementation("Definition inc (x : Z) : Z := x + 1."), [(3,)])])
+    assert outcomes[0].kind is FailureKind.INFRASTRUCTURE and outcomes[0].kind.inconclusive
+    assert be.postcondition_holds(task, None, [((3,), 4)]) == [Verdict.UNKNOWN]
+    assert be.compile(task, Implementation("Definition inc (x : Z) : Z := x + 1.")).startswith("infrastructure:")
+
+
+def coq_toy_task():
+    from veriscale.backends.coq import format as F
+    from veriscale.benchmark.model import ExpectedPair, Task
+
+    sig = F.coq_signature({"name": "inc", "return_type": "Z", "parameters": [
+        {"param_name": "x", "param_type": "Z"}]})
+    sections = F.CoqSections(task_imports="Require Import ZArith.\nOpen Scope Z_scope.",
+                             precond="0 <=? x", code="x + 1", postcond="result =? x + 1")
+    sections = F.parse_coq_sections(F.render_task_v(sig, sections))
+    return Task(id="inc", description="", signature=sig, coq=sections,
+                tests=[ExpectedPair((3,), 4, [5])], reject_inputs=[(-1,)])

@@ -124,9 +124,18 @@ def run_sandbox_batch(batch: SandboxBatch) -> list[CallResult]:
         raise RetryableUnitError(f"node {node_name()}: Python sandbox failed: {exc}") from exc
 
 
+WORKER_MB = 256
+"""Memory a Ray worker process takes besides the child it runs (declared on top)."""
+
+
+def process_resources(memory_mb: int) -> Resources:
+    """One CPU; a child's address-space cap plus the Ray worker's own footprint."""
+    return Resources(cpus=1.0, memory_mb=int(memory_mb) + WORKER_MB)
+
+
 def sandbox_resources(limits: SandboxLimits) -> Resources:
-    """One CPU; the worker's address-space cap plus the Ray worker's own footprint."""
-    return Resources(cpus=1.0, memory_mb=int(limits.memory_mb) + 256)
+    """What one sandbox batch needs: one worker child under its memory cap."""
+    return process_resources(limits.memory_mb)
 
 
 def call_many_on(executor: Executor, limits: SandboxLimits, batch_size: int, source: str,

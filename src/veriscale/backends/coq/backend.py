@@ -34,9 +34,11 @@ from veriscale.backends.base import (
 from veriscale.backends.coq import format as F
 from veriscale.backends.coq.lexer import LexError, sentences
 from veriscale.backends.coq.literal import nat_magnitude, parse_coq, to_coq
-from veriscale.backends.coq.runner import CoqRun, find_coqc, spawn_coqc
+from veriscale.backends.coq.runner import CoqcFile, CoqRun, find_coqc, spawn_coqc
 from veriscale.backends.coq.safety import screen, screen_term
 from veriscale.benchmark.model import Input, Task
+from veriscale.execution import Executor, UnitFailure, is_remote
+from veriscale.execution.units import ProverFile, process_resources, run_prover_file
 from veriscale.values import is_modelled
 from veriscale.values.value import ValueError_
 
@@ -173,14 +175,17 @@ class CoqBackend:
     """Oracle on ``coqc`` (see the module docstring). Options: ``coqc`` (path or
     name), ``timeout`` (seconds per file), ``check_timeout`` (per ``Compute``),
     ``memory_mb`` (per process), ``nat_bound``, ``workers`` (parallel coqc),
-    ``max_checks_per_file``."""
+    ``max_checks_per_file``, ``executor`` (where files run: with a remote executor
+    each ``coqc`` file is one unit of it)."""
 
     name = "coq"
 
     def __init__(self, coqc: str = "coqc", timeout: float = 300.0, check_timeout: int = 10,
                  memory_mb: int = 2048, nat_bound: int = 200_000, workers: int = 2,
                  max_checks_per_file: int = 1500, max_units_per_file: int = 60,
-                 quickchick: bool = True, **_ignored: Any) -> None:
+                 quickchick: bool = True, executor: Executor | None = None,
+                 **_ignored: Any) -> None:
+        self.executor = executor
         self.quickchick = bool(quickchick)
         self.coqc = coqc
         self.timeout = float(timeout)
@@ -195,9 +200,18 @@ class CoqBackend:
 
     # ---------------------------------------------------------------- execution
 
-    def _spawn(self, source: str) -> CoqRun:
-        run = spawn_coqc(find_coqc(self.coqc), source, timeout=self.timeout,
-                         memory_mb=self.memory_mb)
+    def _spawn(self, source: str) -> CoqRun | UnitFailure:
+        if is_remote(self.executor):  # one file, one unit; coqc is found on its node
+            assert self.executor is not None
+            runner = CoqcFile.for_source(source, self.coqc, self.timeout, self.memory_mb)
+            got = self.executor.map(run_prover_file, [ProverFile(runner, "Check.v", source)],
+                                    resources=process_resources(self.memory_mb))[0]
+            if isinstance(got, UnitFailure):
+                return got
+            run = got
+        else:
+            run = spawn_coqc(find_coqc(self.coqc), source, timeout=self.timeout,
+                             memory_mb=self.memory_mb)
         with self._lock:
             self.stats.processes += 1
             self.stats.seconds += run.seconds
@@ -216,6 +230,13 @@ class CoqBackend:
             nonce = secrets.token_hex(6)
             source, spans = render_file(view, nonce, self.check_timeout)
             run = self._spawn(source)
+            if isinstance(run, UnitFailure):  # not checked at all: UNKNOWN, not the candidate's
+                detail = run.error.removeprefix("infrastructure:").strip()
+                for v in view:
+                    for c in v.checks:
+                        if c.answer is None and c.error is None:
+                            c.error = ("infrastructure", detail)
+                return
             answers = read_answers(run.stdout, nonce)
             order = [(ui, ci) for ui, u in enumerate(view) for ci in range(len(u.checks))]
             for n, (ui, ci) in enumerate(order):
@@ -277,11 +298,12 @@ class CoqBackend:
         with self._lock:
             self.stats.checks += sum(len(u.checks) for u in units)
             self.stats.extra["coqc_files"] += len(files)
-        if len(files) == 1 or self.workers == 1:
+        width = self.executor.width(self.workers, len(files)) if self.executor else self.workers
+        if len(files) == 1 or width == 1:
             for f in files:
                 self._run_file(f)
         else:
-            with ThreadPoolExecutor(self.workers) as pool:
+            with ThreadPoolExecutor(width) as pool:
                 list(pool.map(self._run_file, files))
 
     # ---------------------------------------------------------------- contexts
@@ -500,7 +522,7 @@ class CoqBackend:
         if check.error is not None:
             ekind, message = check.error
             message = " ".join(message.split())[:300]
-            if ekind in ("timeout", "memory"):
+            if ekind in ("timeout", "memory", "infrastructure"):
                 text = f"{ekind}: {message}"
             elif unit.trusted:
                 text = f"infrastructure: coqc rejected the ground truth check: {message}"
@@ -508,7 +530,7 @@ class CoqBackend:
                 text = f"compile: {message}"
             if kind == "bool":
                 # a candidate spec that does not build is a wrong answer, not an abstention
-                wrong = not unit.trusted and ekind not in ("timeout", "memory")
+                wrong = not unit.trusted and ekind not in ("timeout", "memory", "infrastructure")
                 return (Verdict.ERROR if wrong else Verdict.UNKNOWN, text)
             return Outcome(False, error=text)
         answer = check.answer or ""

@@ -73,3 +73,38 @@ def spawn_coqc(coqc: str, source: str, *, timeout: float, memory_mb: int) -> Coq
         return CoqRun(out.decode("utf-8", "surrogateescape"),
                       err.decode("utf-8", "surrogateescape"), proc.returncode, timed_out,
                       time.perf_counter() - start)
+
+
+@dataclass(frozen=True)
+class CoqcFile:
+    """``coqc`` as a picklable runner of one file, for a remote executor's unit.
+
+    It carries names and limits only: ``coqc`` (and QuickChick, when the file
+    needs it) is looked up on the node that runs the file, not on the driver,
+    so a node without them fails the unit rather than the candidate.
+    """
+
+    coqc: str
+    timeout: float
+    memory_mb: int
+    quickchick: bool = False  # the file imports QuickChick
+    name: str = "coqc"
+
+    @classmethod
+    def for_source(cls, source: str, coqc: str, timeout: float, memory_mb: int) -> CoqcFile:
+        return cls(coqc, timeout, memory_mb, "From QuickChick Require" in source)
+
+    def on_worker(self) -> CoqcFile:
+        """Raise, naming what is missing, when this node cannot run the file."""
+        find_coqc(self.coqc)
+        if self.quickchick:
+            from veriscale.backends.coq.backend import quickchick_available
+
+            if not quickchick_available(self.coqc):
+                raise CoqUnavailable("QuickChick is not installed for this coqc "
+                                     "(apt-get install libcoq-quickchick)")
+        return self
+
+    def run_text(self, name: str, text: str) -> CoqRun:
+        return spawn_coqc(find_coqc(self.coqc), text, timeout=self.timeout,
+                          memory_mb=self.memory_mb)
