@@ -150,3 +150,63 @@ class TextRunner:
 
 def test_a_text_runner_gets_the_text() -> None:
     assert run_prover_file(ProverFile(TextRunner(), "Check.v", "Compute 1.\n")) == ("Check.v", 11)
+
+
+def test_every_command_takes_execution_from_flags_env_and_config(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path, bundled_dir: Path) -> None:
+    """run, expand, verify and evaluate resolve ``--executor``/``--ray-address``,
+    ``[execution]`` of ``--config`` and RAY_ADDRESS the same way (one resolution)."""
+    from click.testing import CliRunner
+
+    import veriscale.commands.evaluate as evaluate_cmd
+    import veriscale.evaluation.verify as verify_mod
+    import veriscale.pipeline.run as run_mod
+    from veriscale.benchmark.loader import NotADataset
+    from veriscale.cli import main
+    from veriscale.pipeline.rundir import RunDirLocked
+
+    made: list[ExecutionSettings] = []
+
+    def make(self: ExecutionSettings) -> LocalExecutor:  # records, never starts Ray
+        made.append(self)
+        return LocalExecutor()
+
+    def no_run(benchmark, out, config, **kw):
+        config.execution.make()
+        raise RunDirLocked("stop here")
+
+    def no_verify(*args, executor=None, **kw):
+        raise NotADataset("stop here")
+
+    monkeypatch.setattr(ExecutionSettings, "make", make)
+    monkeypatch.setattr(run_mod, "run_pipeline", no_run)
+    monkeypatch.setattr(verify_mod, "verify_dataset", no_verify)
+    monkeypatch.setattr(evaluate_cmd, "_run_mutants", lambda *a, **k: None)
+    monkeypatch.setenv("RAY_ADDRESS", "env:3")
+    cfg = tmp_path / "cfg.toml"
+    cfg.write_text('[execution]\nexecutor = "ray"\naddress = "cfg:1"\nmax_retries = 5\n')
+    data = str(bundled_dir)
+    commands = {
+        "run": ["run", data, "--out", str(tmp_path / "r")],
+        "expand": ["expand", data, "--out", str(tmp_path / "e")],
+        "verify": ["verify", data],
+        "evaluate": ["evaluate", "--mutants", data, "--task", "vs_argmax"],
+    }
+    for name, args in commands.items():
+        for extra, want in (([], ("ray", "cfg:1", 5)),
+                            (["--executor", "local"], ("local", "cfg:1", 5)),
+                            (["--ray-address", "cli:2"], ("ray", "cli:2", 5))):
+            made.clear()
+            res = CliRunner().invoke(main, [*args, "--config", str(cfg), *extra])
+            assert res.exit_code in (0, 2, 3), (name, res.output)
+            assert made, (name, res.output)
+            got = {(s.executor, s.address, s.max_retries) for s in made}
+            assert got == {want}, (name, extra, got)
+        made.clear()  # no config: the address comes from RAY_ADDRESS, the executor is local
+        res = CliRunner().invoke(main, args)
+        assert {(s.executor, s.address) for s in made} == {("local", "env:3")}, name
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[execution]\nexecutor = "dask"\n')
+    for name in ("verify", "evaluate"):
+        res = CliRunner().invoke(main, [*commands[name], "--config", str(bad)])
+        assert res.exit_code != 0 and "bad.toml" in res.output and "executor" in res.output

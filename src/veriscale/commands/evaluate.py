@@ -20,7 +20,7 @@ from rich.table import Table
 from veriscale.backends.registry import backend_names, make_backend
 from veriscale.benchmark.loader import load_benchmark
 from veriscale.commands.sandbox_option import configure_sandbox, sandbox_option
-from veriscale.execution.settings import executor_from_cli, executor_options
+from veriscale.execution.settings import config_option, executor_from_cli, executor_options
 
 SHOWN_TASK_METRICS = {"code": "code", "precond_sound_complete": "pre s&c",
                       "postcond_sound_complete": "post s&c", "precond_postcond": "pre+post",
@@ -95,6 +95,7 @@ def _load(suite: Path, tasks: tuple[str, ...], console: Console, quiet: bool
               help="At most this many mutants per task and kind (code, precond, postcond).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of tables.")
 @executor_options
+@config_option
 @sandbox_option
 @click.option("--no-cache", "no_cache", is_flag=True,
               help="Ask the oracle again instead of reusing the oracle cache "
@@ -103,7 +104,8 @@ def evaluate_command(suites: tuple[Path, ...], solutions: Path | None, mutants: 
                      backend_name: str | None, runner: str | None, timeout: float | None,
                      backend_opts: tuple[str, ...], ks_text: str, tasks: tuple[str, ...],
                      seed: int, max_mutants: int, as_json: bool, executor: str | None,
-                     ray_address: str | None, sandbox: str | None, no_cache: bool) -> None:
+                     ray_address: str | None, config_path: Path | None, sandbox: str | None,
+                     no_cache: bool) -> None:
     """Score SOLUTIONS on SUITE (VERINA semantics, pass@k with lower/upper bounds), or with
     --mutants the discriminative power of each SUITE."""
     console = Console(stderr=as_json)
@@ -132,7 +134,7 @@ def evaluate_command(suites: tuple[Path, ...], solutions: Path | None, mutants: 
         options["timeout"] = timeout
     from veriscale.backends.cache import OracleCache, default_cache_path, with_cache
 
-    units = executor_from_cli(executor, ray_address)
+    units = executor_from_cli(executor, ray_address, config_path=config_path)
     backend = make_backend(name, executor=units, **options)
     cache = None if no_cache else OracleCache(default_cache_path())
     oracle = backend if cache is None else with_cache(backend, cache)

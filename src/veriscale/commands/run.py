@@ -10,7 +10,11 @@ from rich.console import Console
 
 from veriscale.benchmark.loader import NotADataset
 from veriscale.commands.sandbox_option import configure_sandbox, sandbox_option
-from veriscale.execution.settings import executor_from_cli, executor_options
+from veriscale.execution.settings import (
+    executor_from_cli,
+    executor_options,
+    resolve_execution,
+)
 
 
 def _options(f):  # shared by run and expand
@@ -73,7 +77,7 @@ def _go(benchmark_dir, out, backend, runner, llm, config_path, seed, tasks, exec
     if sandbox:
         config.sandbox = sandbox
     configure_sandbox(config.sandbox)
-    config.execution = config.execution.resolved(executor, ray_address)
+    config.execution = resolve_execution(executor, ray_address, section=config.execution)
     executor_from_cli(None, None, config.execution).close()  # Ray missing: a clear error now
     from veriscale.llm.client import LLMUnavailable
 

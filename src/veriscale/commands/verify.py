@@ -12,7 +12,7 @@ from rich.table import Table
 
 from veriscale.commands.sandbox_option import configure_sandbox, sandbox_option
 from veriscale.evaluation.verify import KINDS, Counts, VerifyReport
-from veriscale.execution.settings import executor_from_cli, executor_options
+from veriscale.execution.settings import config_option, executor_from_cli, executor_options
 
 
 @click.command("verify")
@@ -26,13 +26,14 @@ from veriscale.execution.settings import executor_from_cli, executor_options
               help="Time limit in seconds: per check (Python backend) or per Lean file (Lean).")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @executor_options
+@config_option
 @sandbox_option
 @click.option("--no-cache", "no_cache", is_flag=True,
               help="Ask the oracle again instead of reusing the oracle cache "
               "($VERISCALE_ORACLE_CACHE or ~/.cache/veriscale/oracle.sqlite).")
 def verify_command(dataset_dir: Path, backend_name: str, runner: str | None,
                    task_list: str | None, timeout: float | None, as_json: bool,
-                   executor: str | None, ray_address: str | None,
+                   executor: str | None, ray_address: str | None, config_path: Path | None,
                    sandbox: str | None, no_cache: bool) -> None:
     """Check that DATASET_DIR agrees with its own ground truth: test inputs satisfy
     the GT precondition, reject inputs violate it, expected outputs satisfy the GT
@@ -52,7 +53,7 @@ def verify_command(dataset_dir: Path, backend_name: str, runner: str | None,
     ids = [t.strip() for t in task_list.split(",") if t.strip()] if task_list else None
     from veriscale.backends.cache import OracleCache, cache_summary, default_cache_path
 
-    units = executor_from_cli(executor, ray_address)
+    units = executor_from_cli(executor, ray_address, config_path=config_path)
     cache = None if no_cache else OracleCache(default_cache_path())
     try:
         report = verify_dataset(dataset_dir, backend_name, ids, executor=units, cache=cache,

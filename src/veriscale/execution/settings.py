@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, Literal
 
 import click
@@ -61,10 +62,42 @@ def executor_options(f: Callable[..., Any]) -> Callable[..., Any]:
     return f
 
 
+def config_option(f: Callable[..., Any]) -> Callable[..., Any]:
+    """``--config`` for commands that read only ``[execution]`` of a run configuration."""
+    return click.option(
+        "--config", "config_path", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+        default=None, help="TOML or JSON run configuration; its [execution] section says "
+                           "where oracle units run (--executor/--ray-address win).")(f)
+
+
+def resolve_execution(executor: str | None, ray_address: str | None,
+                      config_path: Path | None = None,
+                      section: ExecutionSettings | None = None) -> ExecutionSettings:
+    """Where units run, the one resolution shared by run, expand, verify and evaluate.
+
+    ``--ray-address`` (implies Ray) and ``--executor`` win over ``[execution]`` of
+    the config (``section`` when the caller already parsed it, else read from
+    ``config_path``), which wins over ``RAY_ADDRESS`` for the address; the default
+    is the local executor. A config that cannot be read is a click error naming it.
+    """
+    if section is None and config_path is not None:
+        from pydantic import ValidationError
+
+        from veriscale.pipeline.config import load_config
+
+        try:
+            section = load_config(config_path).execution
+        except (OSError, ValueError, ValidationError) as exc:
+            raise click.ClickException(f"{config_path}: {exc}") from exc
+    return (section or ExecutionSettings()).resolved(executor, ray_address)
+
+
 def executor_from_cli(executor: str | None, ray_address: str | None,
-                      settings: ExecutionSettings | None = None) -> Executor:
-    """The executor the options ask for; a clear click error when Ray is missing."""
-    chosen = (settings or ExecutionSettings()).resolved(executor, ray_address)
+                      settings: ExecutionSettings | None = None,
+                      config_path: Path | None = None) -> Executor:
+    """The executor the options (and the config) ask for; a clear click error when Ray
+    is missing."""
+    chosen = resolve_execution(executor, ray_address, config_path, settings)
     try:
         return chosen.make()
     except RuntimeError as exc:
