@@ -210,3 +210,41 @@ def test_every_command_takes_execution_from_flags_env_and_config(
     for name in ("verify", "evaluate"):
         res = CliRunner().invoke(main, [*commands[name], "--config", str(bad)])
         assert res.exit_code != 0 and "bad.toml" in res.output and "executor" in res.output
+
+
+def _fake_wasm_install(root: Path) -> Path:
+    from veriscale.backends.lean import wasm_setup
+
+    inst = wasm_setup.WasmInstall(root)
+    for f in (inst.node, inst.lean_js, root / ".veriscale-complete"):
+        f.parent.mkdir(parents=True, exist_ok=True)
+        f.write_text("")
+    assert inst.complete
+    return root
+
+
+def test_runners_are_set_up_on_the_worker_not_taken_from_the_driver(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What a remote unit runs with is looked up on its node (``on_worker``): the
+    driver's resolved WASM install, lean or coqc path is never assumed there."""
+    from veriscale.backends.coq.runner import CoqcFile, CoqUnavailable
+    from veriscale.backends.lean.runner import WasmRunner
+    from veriscale.backends.lean.wasm_setup import ENV_DIR, WasmSetupError
+
+    driver_dir = _fake_wasm_install(tmp_path / "driver")
+    monkeypatch.setenv(ENV_DIR, str(driver_dir))
+    runner = WasmRunner(auto_install=False)
+    assert runner.install().root == driver_dir  # resolved on the driver
+    node_dir = _fake_wasm_install(tmp_path / "node")
+    monkeypatch.setenv(ENV_DIR, str(node_dir))  # the worker's node keeps it elsewhere
+    assert runner.on_worker().install().root == node_dir
+    monkeypatch.setenv(ENV_DIR, str(tmp_path / "nothing"))
+    with pytest.raises(WasmSetupError, match="WASM Lean not installed"):
+        runner.on_worker()
+    with pytest.raises(CoqUnavailable, match="not on PATH"):
+        CoqcFile(str(tmp_path / "no-coqc"), 10, 512).on_worker()
+    exe = fake_lean(tmp_path)  # any executable stands for coqc; QuickChick is looked up
+    with pytest.raises(CoqUnavailable, match="QuickChick is not installed"):
+        CoqcFile.for_source("From QuickChick Require Import QuickChick.", str(exe), 10,
+                            512).on_worker()
+    assert CoqcFile.for_source("Require Import ZArith.", str(exe), 10, 512).on_worker()
