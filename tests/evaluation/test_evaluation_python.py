@@ -274,3 +274,37 @@ def test_round_slices_cover_every_test_once() -> None:
     assert round_slices(3) == [(0, 1), (1, 3)]
     assert round_slices(200) == [(0, 1), (1, 5), (5, 21), (21, 85), (85, 200)]
     assert round_slices(7, ()) == [(0, 7)]
+
+
+def test_looping_mutant_stops_after_its_timeout_budget(backend: Any, tmp_path: Path) -> None:
+    """A mutant that times out is cut after ``max_timeouts`` timed-out tests: its other
+    tests count as UNKNOWN (the lower bound a full run gives too), and are not run."""
+    from veriscale.backends.base import Implementation
+    from veriscale.evaluation.harness import score_mutants
+    from veriscale.evaluation.mutants import FlawedCandidate
+    from veriscale.evaluation.solutions import Submission
+
+    tests = [dict(TESTS[0], input={"a": 7 + i, "b": 2}, expected=(7 + i) // 2,
+                  unexpected=[]) for i in range(12)]
+    (task,), _ = load_benchmark(write_suite(tmp_path / "many", tests=tests))
+    loop = Implementation("def reference(a, b):\n    while True:\n        pass\n",
+                          id="t_div:code:0", origin="mutant")
+    item = (task, FlawedCandidate("t_div", "code", "loop", 0, Submission("t_div", 0, impl=loop)))
+    before = backend.stats.checks
+    cut: list[int] = []
+    (got,) = score_mutants(backend, [item], max_timeouts=2, cut=cut)
+    assert got == Bounded(U, U)  # unknown, never the mutant's FAIL nor a free PASS
+    assert cut == [0]
+    assert backend.stats.checks - before == 5  # rounds of 1 and 4 tests, then cut
+
+
+def test_a_timeout_is_detection_but_not_evidence() -> None:
+    from veriscale.evaluation.harness import MutantVerdict
+
+    def verdict(score: Bounded) -> MutantVerdict:
+        return MutantVerdict("m", "t", "code", "op", score)
+
+    assert verdict(Bounded(U, U)).detected and not verdict(Bounded(U, U)).detected_definitely
+    assert verdict(Bounded(F, F)).detected_definitely
+    assert verdict(Bounded(U, P)).detected and not verdict(Bounded(U, P)).detected_definitely
+    assert not verdict(Bounded(P, P)).detected

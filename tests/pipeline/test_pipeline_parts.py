@@ -133,6 +133,24 @@ def test_cache_serves_repeats_and_batches_misses(tmp_path: Path):
     assert reopened.inner.calls == []
 
 
+def test_cache_keeps_one_round_classification(tmp_path: Path):
+    """Behind the cache, a backend whose classify includes the syntax filter is still
+    asked once per classify stage (one Lean round, not a syntax round first)."""
+    from veriscale.pipeline.stages import CandidateInput, stage_classify
+
+    class OneRound(CountingBackend):
+        classify_checks_syntax = True
+
+    inner = OneRound()
+    backend = CachingBackend(inner, OracleCache(tmp_path / "oracle.sqlite"))
+    assert backend.classify_checks_syntax and not CachingBackend(
+        CountingBackend(), OracleCache(tmp_path / "other.sqlite")).classify_checks_syntax
+    got = stage_classify(make_task(), [CandidateInput((1,), "t"), CandidateInput((-2,), "t")],
+                         backend)
+    assert inner.calls == [("classify", 2)]
+    assert got.counts["expected_inputs"] == got.counts["unexpected_inputs"] == 1
+
+
 def test_assemble_plus_keeps_original_rows_and_merges():
     task = make_task()
     pairs = [((1,), 2, "original:test"), ((5,), 10, "mutation"), ((6,), 12, "seed")]

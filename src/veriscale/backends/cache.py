@@ -196,6 +196,17 @@ class CachingBackend:
     def stats(self) -> BackendStats:
         return self.inner.stats
 
+    @property
+    def classify_checks_syntax(self) -> bool:
+        """The inner backend's: without it a stage asks a separate syntax round (on
+        WASM Lean a round of files) that the inner ``classify`` already answers."""
+        return bool(getattr(self.inner, "classify_checks_syntax", False))
+
+    @property
+    def plausible_unavailable(self) -> str:
+        why = getattr(self.inner, "plausible_unavailable", "")
+        return why if isinstance(why, str) else ""
+
     def answer(self, requests: Sequence[Request]) -> list[list[Any]]:
         from veriscale.backends import dispatch
 

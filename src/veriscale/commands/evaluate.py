@@ -93,6 +93,9 @@ def _load(suite: Path, tasks: tuple[str, ...], console: Console, quiet: bool
 @click.option("--seed", default=0, show_default=True, help="Seed of the mutant sampler.")
 @click.option("--max-mutants", default=20, show_default=True,
               help="At most this many mutants per task and kind (code, precond, postcond).")
+@click.option("--mutant-timeouts", default=None, type=click.IntRange(min=0),
+              help="With --mutants: after this many timed-out tests a mutant's remaining "
+              "tests count as UNKNOWN, not run (0: run them all; default 2).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of tables.")
 @executor_options
 @config_option
@@ -103,9 +106,9 @@ def _load(suite: Path, tasks: tuple[str, ...], console: Console, quiet: bool
 def evaluate_command(suites: tuple[Path, ...], solutions: Path | None, mutants: bool,
                      backend_name: str | None, runner: str | None, timeout: float | None,
                      backend_opts: tuple[str, ...], ks_text: str, tasks: tuple[str, ...],
-                     seed: int, max_mutants: int, as_json: bool, executor: str | None,
-                     ray_address: str | None, config_path: Path | None, sandbox: str | None,
-                     no_cache: bool) -> None:
+                     seed: int, max_mutants: int, mutant_timeouts: int | None, as_json: bool,
+                     executor: str | None, ray_address: str | None, config_path: Path | None,
+                     sandbox: str | None, no_cache: bool) -> None:
     """Score SOLUTIONS on SUITE (VERINA semantics, pass@k with lower/upper bounds), or with
     --mutants the discriminative power of each SUITE."""
     console = Console(stderr=as_json)
@@ -140,7 +143,8 @@ def evaluate_command(suites: tuple[Path, ...], solutions: Path | None, mutants: 
     oracle = backend if cache is None else with_cache(backend, cache)
     try:
         if mutants:
-            _run_mutants(oracle, loaded, seed, max_mutants, console, as_json, cache)
+            _run_mutants(oracle, loaded, seed, max_mutants, console, as_json, cache,
+                         mutant_timeouts)
         else:
             assert solutions is not None
             _run_solutions(oracle, loaded[0], solutions, ks, console, as_json, cache,
@@ -217,13 +221,16 @@ def _run_solutions(backend: Any, suite: tuple[str, list[Any]], solutions: Path,
 
 
 def _run_mutants(backend: Any, loaded: list[tuple[str, list[Any]]], seed: int,
-                 max_mutants: int, console: Console, as_json: bool, cache: Any) -> None:
-    from veriscale.evaluation.harness import discriminative_power
+                 max_mutants: int, console: Console, as_json: bool, cache: Any,
+                 mutant_timeouts: int | None = None) -> None:
+    from veriscale.evaluation.harness import DEFAULT_MUTANT_TIMEOUTS, discriminative_power
 
+    limit = DEFAULT_MUTANT_TIMEOUTS if mutant_timeouts is None else mutant_timeouts
     try:
         with console.status("scoring mutants") as status:
             report = discriminative_power(backend, loaded, max_per_kind=max_mutants, seed=seed,
-                                          progress=lambda s: status.update(f"scored {s}"))
+                                          progress=lambda s: status.update(f"scored {s}"),
+                                          max_timeouts=limit)
     except ValueError as exc:
         raise click.ClickException(str(exc)) from exc
     if as_json:
@@ -237,6 +244,7 @@ def _run_mutants(backend: Any, loaded: list[tuple[str, list[Any]]], seed: int,
     for k in kinds:
         table.add_column(f"{k}", justify="right")
     table.add_column("GT problems", justify="right")
+    table.add_column("cut", justify="right")
     table.add_column("time (s)", justify="right")
     for sp in report.suites:
         rates = sp.rates()
@@ -250,11 +258,15 @@ def _run_mutants(backend: Any, loaded: list[tuple[str, list[Any]]], seed: int,
             if r["detected_definitely"] != r["detected"]:
                 cell += f" [{100 * r['rate_definite']:.1f}% definite]"
             cells.append(cell)
-        table.add_row(sp.suite, *cells, str(len(sp.gt_problems)),
+        table.add_row(sp.suite, *cells, str(len(sp.gt_problems)), str(sp.cut_by_timeouts),
                       f"{sp.seconds:.2f} (code {sp.code_seconds:.2f}, spec {sp.spec_seconds:.2f})")
     console.print(table)
     for sp in report.suites:
         for p in sp.gt_problems:
             console.print(f"[red]{sp.suite}: suite problem: {p}[/]")
+    if any(sp.cut_by_timeouts for sp in report.suites):
+        console.print(f"note: 'cut' mutants timed out on {limit} tests; their other tests "
+                      "count as UNKNOWN (detected, but not definitely), so definite shares "
+                      "are lower bounds (--mutant-timeouts 0 runs every test).")
     console.print("note: equivalent mutants (indistinguishable from the ground truth) count as "
                   "not detected, so these shares are lower bounds.")

@@ -50,6 +50,7 @@ class SampleResult:
     tallies: dict[str, Tally] = field(default_factory=dict)
     errors: dict[str, str] = field(default_factory=dict)  # part -> compile / backend error
     notes: dict[str, str] = field(default_factory=dict)  # metric -> what limited its check
+    timeouts: dict[str, int] = field(default_factory=dict)  # part -> tests that timed out
 
     def passed(self, metric: str, bound: str = "lower") -> bool:
         m = self.metrics.get(metric)
@@ -76,6 +77,9 @@ def _finish_code(task: Task, outcomes: Any, res: SampleResult, compared: bool = 
     tally = Tally.of(code_tests(outcomes, [t.expected for t in task.tests],
                                 task.signature.return_type, compared))
     failed = [(i, o) for i, o in enumerate(outcomes) if not o.ok]
+    timed_out = sum(o.kind is FailureKind.TIMEOUT for _, o in failed)
+    if timed_out:
+        res.timeouts["code"] = timed_out
     if failed:  # what the candidate (or the checker) said, shortened and host-free
         i, o = next(((i, o) for i, o in failed if not o.inconclusive), failed[0])
         res.errors.setdefault("code", f"test {i} ({len(failed)} of {n} tests failed to "
@@ -440,8 +444,9 @@ class MutantVerdict:
 
     @property
     def detected_definitely(self) -> bool:
-        """Not PASS even under the upper bound: the suite has evidence against it."""
-        return self.score.upper is not Score.PASS
+        """FAIL even under the upper bound: the suite has evidence against it. A code
+        UNKNOWN (a timeout, say) keeps both bounds UNKNOWN and is no such evidence."""
+        return self.score.upper is Score.FAIL
 
 
 @dataclass
@@ -454,6 +459,7 @@ class SuitePower:
     seconds: float = 0.0
     code_seconds: float = 0.0
     spec_seconds: float = 0.0
+    cut_by_timeouts: int = 0  # mutants whose remaining tests stayed UNKNOWN after timeouts
 
     def rates(self) -> dict[str, dict[str, float | int]]:
         """Per kind (and ``all``): total, detected (lower), detected (upper), shares."""
@@ -476,6 +482,7 @@ class SuitePower:
             "seconds": round(self.seconds, 3),
             "code_seconds": round(self.code_seconds, 3),
             "spec_seconds": round(self.spec_seconds, 3),
+            "cut_by_timeouts": self.cut_by_timeouts,
             "undetected": [v.mutant_id for v in self.verdicts if not v.detected],
         }
 
@@ -571,6 +578,16 @@ def _slice(task: Task, tests: tuple[int, int], rejects: tuple[int, int]) -> Task
                    reject_inputs=task.reject_inputs[rejects[0]:rejects[1]])
 
 
+DEFAULT_MUTANT_TIMEOUTS = 2
+"""Timed-out tests after which a mutant's remaining tests are UNKNOWN instead of run.
+
+A looping mutant would otherwise pay the per-test time limit on every test of
+a large suite. A timeout is inconclusive (UNKNOWN, never the mutant's FAIL), so
+the lower-bound verdict ("detected") is already settled by the first one; the
+cut can only hide a later definite FAIL, so the definite share of a cut mutant
+is a lower bound (the report counts cut mutants)."""
+
+
 def score_mutants(
     backend: Backend,
     items: Sequence[tuple[Task, Any]],
@@ -578,6 +595,8 @@ def score_mutants(
     times: BatchTimes | None = None,
     early_stop: bool = True,
     rounds: Sequence[int] = EARLY_STOP_ROUNDS,
+    max_timeouts: int = DEFAULT_MUTANT_TIMEOUTS,
+    cut: list[int] | None = None,
 ) -> list[Bounded]:
     """Each mutant's score on the metric that must reject it, stopping at its first FAIL.
 
@@ -586,9 +605,15 @@ def score_mutants(
     verdict; a mutant without a FAIL runs every test, so PASS and UNKNOWN are
     exactly what the whole suite gives. Tests run in rounds of growing size,
     each round one batched call for all mutants still undecided.
+
+    With ``early_stop``, a mutant whose tests timed out ``max_timeouts`` times
+    (0: never) stops too: its remaining tests count as UNKNOWN, which keeps its
+    lower bound exact (:data:`DEFAULT_MUTANT_TIMEOUTS`). The indices of such
+    mutants are appended to ``cut``.
     """
     sizes = rounds if early_stop else ()
     tallies: list[dict[str, Tally]] = [{} for _ in items]
+    timeouts = [0] * len(items)
     schedules = [_schedule(len(t.tests), len(t.reject_inputs), sizes) for t, _ in items]
     live = list(range(len(items)))
     step = 0
@@ -600,12 +625,22 @@ def score_mutants(
                   for i in batch]
         scored = evaluate_batch(backend, sliced, skip_compile=True, times=times)
         for i, r in zip(batch, scored, strict=True):
+            timeouts[i] += sum(r.timeouts.values())
             for name in MUTANT_PROPERTIES[items[i][1].kind]:
                 got = r.tallies.get(name)
                 if got is not None:
                     tallies[i][name] = _add(tallies[i].get(name, Tally()), got)
-        live = [i for i in batch
-                if not any(t.failed for t in tallies[i].values())]
+        live = []
+        for i in batch:
+            if any(t.failed for t in tallies[i].values()):
+                continue
+            if early_stop and max_timeouts > 0 and timeouts[i] >= max_timeouts \
+                    and step + 1 < len(schedules[i]):
+                _rest_unknown(items[i], tallies[i])
+                if cut is not None:
+                    cut.append(i)
+                continue
+            live.append(i)
         step += 1
     scores: list[Bounded] = []
     for (_, m), tally in zip(items, tallies, strict=True):
@@ -615,6 +650,19 @@ def score_mutants(
             metrics[name] = code_property(t) if name == "code" else spec_property(t)
         scores.append(aggregate(metrics).get(m.metric, Bounded.exact(Score.UNKNOWN)))
     return scores
+
+
+def _rest_unknown(item: tuple[Task, Any], tally: dict[str, Tally]) -> None:
+    """Count the tests a cut mutant did not run as UNKNOWN (timeouts are code's only)."""
+    task, m = item
+    totals = {"code": len(task.tests), "precond_sound": len(task.tests),
+              "precond_complete": len(task.reject_inputs), "postcond_complete": len(task.tests),
+              "postcond_sound": sum(len(t.unexpected) for t in task.tests)}
+    for name in MUTANT_PROPERTIES[m.kind]:
+        have = tally.get(name, Tally())
+        left = totals[name] - have.total
+        if left > 0:
+            tally[name] = _add(have, Tally(unknown=left))
 
 
 def _rounds_for(backend: Backend) -> Sequence[int]:
@@ -645,11 +693,13 @@ def discriminative_power(
     tasks_per_batch: int = 16,
     progress: Callable[[str], None] | None = None,
     early_stop: bool = True,
+    max_timeouts: int = DEFAULT_MUTANT_TIMEOUTS,
 ) -> PowerReport:
     """Score the same flawed candidates (from the first suite's GT) and the GT on each suite.
 
     Mutants are compile-checked once; on each suite they are scored without
-    recompiling (stopping at each one's first definite FAIL, :func:`score_mutants`),
+    recompiling (stopping at each one's first definite FAIL, or after ``max_timeouts``
+    timed-out tests, :func:`score_mutants`),
     the GT candidates (the control) with compiling and on every test.
     """
     from veriscale.evaluation.mutants import gt_candidate
@@ -678,8 +728,11 @@ def discriminative_power(
             for task, gt in zip(group, gts, strict=True):
                 sp.gt_problems.extend(_gt_problems(task, gt))
             ms = [(t, m) for t in group for m in by_task.get(t.id, [])]
+            cut: list[int] = []
             scores = score_mutants(backend, ms, times=times, early_stop=early_stop,
-                                   rounds=_rounds_for(backend))
+                                   rounds=_rounds_for(backend), max_timeouts=max_timeouts,
+                                   cut=cut)
+            sp.cut_by_timeouts += len(cut)
             for (_, m), score in zip(ms, scores, strict=True):
                 sp.verdicts.append(MutantVerdict(m.id, m.task_id, m.kind, m.operator, score))
         sp.seconds = time.perf_counter() - t0
