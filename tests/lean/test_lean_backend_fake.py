@@ -85,6 +85,17 @@ for i, line in enumerate(lines, 1):
         if x == 56 or (m.group(1) is None) != (x > 0):
             say(i, "decide failed", "error")
         continue
+    m = re.match(r"#reduce \(\(F (.*) \(by first \| decide \| sorry\)\) == \((.*)\)\)$", line)
+    if m:  # a kernel-mode code test: 55 gets stuck in #reduce (as code over Array)
+        (x,), (e,) = ints(m.group(1)), ints(m.group(2))
+        say(i, "Array.anyM.loop ..." if x == 55 else str(2 * x == e).lower())
+        continue
+    m = re.match(r"example : (¬ )?\((.*==.*) = true\) := by decide \+kernel$", line)
+    if m:
+        x, e = ints(m.group(2))
+        if (m.group(1) is None) != (2 * x == e):
+            say(i, "decide failed", "error")
+        continue
     if line.startswith("#check"):
         if "666" in line:  # an input Lean refuses to elaborate
             say(i, "type mismatch\n  666\nhas type Nat", "error")
@@ -348,6 +359,33 @@ def test_stuck_decide_is_asked_of_the_kernel(fake_lean, tmp_path) -> None:
     assert _calls(log) == 3  # nothing stuck: no second file
 
 
+def test_stuck_code_test_is_asked_of_the_kernel(fake_lean, tmp_path) -> None:
+    exe, log = fake_lean
+    be = _backend(exe, tmp_path, mode="kernel")
+    got = be.test_outputs(_task(), None, [((3,), 6), ((55,), 110), ((55,), 111)])
+    assert [o.value for o in got] == [True, True, False]
+    assert _calls(log) == 2  # the stuck ones once more, in one file
+    assert be.stats.extra["kernel_decide"] == {"asked": 2, "decided": 2}
+
+
+def test_kernel_props_of_stuck_checks() -> None:
+    from veriscale.backends.lean import render
+
+    assert render.kernel_prop("#reduce decide (F_precond 1)") == "F_precond 1"
+    eq = render.equality_command("F 1 (by first | decide | sorry)", "2", kernel=True)
+    assert render.kernel_prop(eq) == f"({eq[len('#reduce '):]}) = true"
+    call = render.value_command("F #[1] (by first | decide | sorry)", _bool(), kernel=True)
+    assert render.kernel_prop(call, "F") == "(F #[1] (by first | decide | sorry)) = true"
+    assert render.kernel_prop(call) is None  # not a Bool call: no proposition answers it
+    assert render.kernel_prop("#check (F_precond 1)", "F") is None
+
+
+def _bool():  # type: ignore[no-untyped-def]
+    from veriscale.values import parse_type
+
+    return parse_type("Bool")
+
+
 def test_pack_fills_files_across_units(tmp_path) -> None:
     from veriscale.backends.lean import render
 
@@ -358,3 +396,17 @@ def test_pack_fills_files_across_units(tmp_path) -> None:
     sizes = [sum(len(items) for _, items in f) for f in files]
     assert len(files) == 4 and sizes == [1880, 1880, 1880, 1880]  # ceil(7520 / 2400) files
     assert [c for f in files for _, items in f for c in items] == [c for u in checks for c in u]
+
+
+def test_verify_compares_the_reference_in_lean(fake_lean, tmp_path) -> None:
+    """``verify`` asks the Lean backend VERINA's code test (``==`` in Lean), so a stuck
+    value still reaches the kernel round; a wrong expected output disagrees."""
+    from veriscale.evaluation.verify import KINDS, verify_tasks
+
+    exe, _ = fake_lean
+    be = _backend(exe, tmp_path, mode="kernel")
+    task = _task()
+    task.tests = [ExpectedPair((3,), 6, []), ExpectedPair((55,), 110, []),
+                  ExpectedPair((4,), 9, [])]
+    report = verify_tasks(be, [task])
+    assert report.checks[KINDS[4]].to_json() == {"agree": 2, "disagree": 1, "unknown": 0}

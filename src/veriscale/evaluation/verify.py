@@ -19,7 +19,14 @@ from pathlib import Path
 from typing import Any
 
 from veriscale.backends import dispatch
-from veriscale.backends.base import Backend, Classification, Label, Outcome, Verdict
+from veriscale.backends.base import (
+    Backend,
+    Classification,
+    Label,
+    Outcome,
+    OutputTester,
+    Verdict,
+)
 from veriscale.benchmark.model import LoadIssue, Task
 from veriscale.values import LeanType, values_equal
 
@@ -127,7 +134,14 @@ def _same(t: LeanType, a: Any, b: Any) -> bool:
     return isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b)
 
 
-def reference_verdict(t: LeanType, o: Outcome, expected: Any) -> tuple[str, str]:
+def reference_verdict(t: LeanType, o: Outcome, expected: Any,
+                      compared: bool = False) -> tuple[str, str]:
+    """``compared``: ``o`` is the backend's own comparison (``test_outputs``: Lean's
+    ``==``, as VERINA's code tests), its value whether the output equals ``expected``."""
+    if o.ok and compared:
+        if o.value is True:
+            return AGREE, ""
+        return DISAGREE, f"reference output is not == {expected!r} (compared in the backend)"
     if o.ok:
         if _same(t, o.value, expected):
             return AGREE, ""
@@ -145,9 +159,12 @@ def _answer(backend: Backend, cls_jobs: list[tuple[Any, ...]], post_jobs: list[t
             run_jobs: list[tuple[Any, ...]]) -> tuple[list[Any], list[Any], list[Any]]:
     """All three operations for all tasks in one dispatched batch (one Lean file for
     everything when the backend batches)."""
+    # A backend that compares in its own language (Lean's `==`, VERINA's code test)
+    # is asked that: on WASM a stuck `==` still has the kernel round, a stuck value not.
+    run_op = "test_outputs" if isinstance(backend, OutputTester) else "run"
     requests = ([("classify", j) for j in cls_jobs]
                 + [("postcondition_holds", j) for j in post_jobs]
-                + [("run", j) for j in run_jobs])
+                + [(run_op, j) for j in run_jobs])
     answers = dispatch.answer(backend, requests)
     n1, n2 = len(cls_jobs), len(cls_jobs) + len(post_jobs)
     return answers[:n1], answers[n1:n2], answers[n2:]
@@ -174,8 +191,10 @@ def verify_tasks(backend: Backend, tasks: Sequence[Task]) -> VerifyReport:
                 labels.append((KINDS[3], f"test.json[{i}].unexpected[{j}]", False))
         post_jobs.append((task, None, pairs))
         pair_labels.append(labels)
-    run_jobs: list[tuple[Any, ...]] = [(task, None, [t.input for t in task.tests])
-                                       for task in tasks]
+    compared = isinstance(backend, OutputTester)
+    run_jobs: list[tuple[Any, ...]] = [
+        (task, None, [(t.input, t.expected) if compared else t.input for t in task.tests])
+        for task in tasks]
     classified, verdicts, outcomes = _answer(backend, cls_jobs, post_jobs, run_jobs)
 
     for task, labels in zip(tasks, classified, strict=True):
@@ -193,7 +212,8 @@ def verify_tasks(backend: Backend, tasks: Sequence[Task]) -> VerifyReport:
             report.record(task.id, kind, verdict, item, why)
     for task, outs in zip(tasks, outcomes, strict=True):
         for i, (t, o) in enumerate(zip(task.tests, outs, strict=True)):
-            verdict, why = reference_verdict(task.signature.return_type, o, t.expected)
+            verdict, why = reference_verdict(task.signature.return_type, o, t.expected,
+                                             compared)
             report.record(task.id, KINDS[4], verdict, f"test.json[{i}].expected", why)
 
     report.processes = backend.stats.processes

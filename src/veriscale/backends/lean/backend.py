@@ -411,7 +411,9 @@ class LeanBackend:
 
     def _kernel_decide(self, jobs: Sequence[tuple[render.Variant, list[str]]],
                        final: list[list[CheckOutput]]) -> None:
-        """Ask the kernel itself where ``#reduce decide`` got stuck (one more round).
+        """Ask the kernel itself where a boolean ``#reduce`` got stuck (one more round):
+        ``decide`` of a pre/postcondition, an ``==`` code test, a call returning ``Bool``
+        (:func:`render.kernel_prop`; code over ``Array`` gets stuck in ``#reduce``).
 
         Each stuck ``P`` becomes two examples, ``P`` and ``¬P`` by ``decide +kernel``,
         next to the same definitions; the one that elaborates is the answer. An
@@ -420,8 +422,10 @@ class LeanBackend:
         where: list[tuple[int, int]] = []
         retry: list[tuple[render.Variant, list[str]]] = []
         for ji, (variant, cmds) in enumerate(jobs):
+            sig = variant.task.signature
+            bool_call = sig.name if str(sig.return_type) == "Bool" else None
             for ci, cmd in enumerate(cmds):
-                prop = render.decided_prop(cmd)
+                prop = render.kernel_prop(cmd, bool_call)
                 if prop is None:
                     continue
                 answer, why = bool_answer(final[ji][ci])
@@ -798,7 +802,7 @@ class LeanBackend:
         kernel = self.kernel
 
         def command(pair: tuple[Input, Any]) -> str:
-            call = render.call_term(task, pair[0], with_proof)
+            call = render.call_term(task, pair[0], with_proof, kernel)
             return render.equality_command(call, render.value_text(ret, pair[1]), kernel)
 
         return self._plan_items(variant, pairs, command, equality_outcome,

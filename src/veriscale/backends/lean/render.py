@@ -350,6 +350,29 @@ def decided_prop(command: str) -> str | None:
     return None
 
 
+def kernel_prop(command: str, bool_call: str | None = None) -> str | None:
+    """The proposition whose kernel decision answers a stuck kernel-mode check, or None.
+
+    ``#reduce decide (P)`` is answered by ``P``; an ``==`` code test
+    ``#reduce ((call) == (expected))`` by ``((call) == (expected)) = true``; and
+    ``#reduce call`` of a function returning ``Bool`` (``bool_call`` is its name)
+    by ``(call) = true``. Each prints ``true``/``false`` when it reduces, so the
+    kernel's answer stands for the same message.
+    """
+    prop = decided_prop(command)
+    if prop is not None:
+        return prop
+    head = "#reduce "
+    if not command.startswith(head) or "\n" in command:
+        return None
+    term = command[len(head):]
+    if term.startswith("((") and term.endswith("))") and ") == (" in term:
+        return f"({term}) = true"
+    if bool_call and (term == bool_call or term.startswith(bool_call + " ")):
+        return f"({term}) = true"
+    return None
+
+
 def kernel_decide_command(prop: str, holds: bool) -> str:
     """A proof of ``P`` (or of ``¬P``) by the kernel's own evaluation of ``decide``.
 
