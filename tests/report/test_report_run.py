@@ -208,3 +208,16 @@ def test_volumes_count_stored_rows_even_when_a_value_does_not_decode(run_dir: Pa
     figs = {f.task_id: f for f in report.tasks}
     assert figs["t2"].volumes["plus"]["pairs"] == 21
     assert report.table1["plus"]["pairs"]["max"] == 21
+
+
+def test_timings_show_oracle_processes_per_stage_and_task(tmp_path) -> None:
+    from veriscale.report.report import RunReport, render_timings
+
+    manifest = {"tasks": ["a", "b"], "timings": {"classify": 10.0, "outputs": 5.0, "total": 15.0},
+                "backend_stats_by_stage": {"classify": {"processes": 3.0, "checks": 4000.0},
+                                           "outputs": {"processes": 1.0, "checks": 900.0}}}
+    lines = render_timings(RunReport(tmp_path, manifest, {}, {}, [], {}))
+    rows = {line.split("|")[1].strip(): [c.strip() for c in line.split("|")[2:-1]]
+            for line in lines if line.startswith("| ") and "---" not in line}
+    assert rows["classify"] == ["10.00", "66.7%", "3", "1.50", "4000"]
+    assert rows["total"][2:] == ["4", "2.00", "4900"]

@@ -391,9 +391,27 @@ def render_timings(report: RunReport) -> list[str]:
         return [*lines, NOT_AVAILABLE + ": no timings in manifest.json.", ""]
     stages = {k: float(v) for k, v in timings.items() if isinstance(v, int | float)}
     total = stages.get("total") or sum(v for k, v in stages.items() if k != "total")
-    rows = [[k, f"{v:.2f}", f"{100 * v / total:.1f}%" if total and k != "total" else ""]
-            for k, v in stages.items()]
-    lines += _md_table(["Stage", "Seconds", "Share"], rows)
+    # Oracle processes (Lean files) and checks per stage: what a prover's process
+    # starts cost, per task.
+    oracle = report.manifest.get("backend_stats_by_stage")
+    oracle = oracle if isinstance(oracle, dict) else {}
+    n_tasks = len(report.manifest.get("tasks") or []) or None
+    rows = []
+    for k, v in stages.items():
+        row = [k, f"{v:.2f}", f"{100 * v / total:.1f}%" if total and k != "total" else ""]
+        if k == "total":
+            parts = [o for o in oracle.values() if isinstance(o, dict)]
+            got = {f: sum(float(o.get(f) or 0) for o in parts)
+                   for f in ("processes", "checks")} if parts else {}
+        else:
+            got = oracle.get(k) if isinstance(oracle.get(k), dict) else {}
+        procs, checks = got.get("processes"), got.get("checks")
+        row += [f"{int(procs)}" if procs is not None else "",
+                f"{procs / n_tasks:.2f}" if procs is not None and n_tasks else "",
+                f"{int(checks)}" if checks is not None else ""]
+        rows.append(row)
+    lines += _md_table(["Stage", "Seconds", "Share", "Oracle processes", "per task",
+                        "Oracle checks"], rows)
     return lines
 
 
