@@ -366,6 +366,7 @@ def test_stuck_code_test_is_asked_of_the_kernel(fake_lean, tmp_path) -> None:
     assert [o.value for o in got] == [True, True, False]
     assert _calls(log) == 2  # the stuck ones once more, in one file
     assert be.stats.extra["kernel_decide"] == {"asked": 2, "decided": 2}
+    assert be.stats.extra["kernel_decide_by_check"] == {"code test": {"asked": 2, "decided": 2}}
 
 
 def test_kernel_props_of_stuck_checks() -> None:

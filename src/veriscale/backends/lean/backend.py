@@ -420,6 +420,7 @@ class LeanBackend:
         example that needed ``sorry``, or neither elaborating, leaves it unknown.
         """
         where: list[tuple[int, int]] = []
+        kinds: list[str] = []
         retry: list[tuple[render.Variant, list[str]]] = []
         for ji, (variant, cmds) in enumerate(jobs):
             sig = variant.task.signature
@@ -431,15 +432,20 @@ class LeanBackend:
                 answer, why = bool_answer(final[ji][ci])
                 if answer is None and why.startswith("stuck reduction"):
                     where.append((ji, ci))
+                    kinds.append(render.kernel_check_kind(cmd))
                     retry.append((variant, [render.kernel_decide_command(prop, True),
                                             render.kernel_decide_command(prop, False)]))
         if not retry:
             return
         outs = self._execute(retry, _fallback=True)
         decided = 0
-        for (ji, ci), (pos, neg) in zip(where, outs, strict=True):
+        by_kind: dict[str, list[int]] = {}
+        for (ji, ci), kind, (pos, neg) in zip(where, kinds, outs, strict=True):
             got = kernel_answer(pos, neg)
+            counts = by_kind.setdefault(kind, [0, 0])
+            counts[0] += 1
             if got is not None:
+                counts[1] += 1
                 decided += 1
                 old = final[ji][ci]
                 final[ji][ci] = CheckOutput(
@@ -449,6 +455,11 @@ class LeanBackend:
             kd = self.stats.extra.setdefault("kernel_decide", {"asked": 0, "decided": 0})
             kd["asked"] += len(where)
             kd["decided"] += decided
+            per = self.stats.extra.setdefault("kernel_decide_by_check", {})
+            for kind, (asked, got) in sorted(by_kind.items()):
+                row = per.setdefault(kind, {"asked": 0, "decided": 0})
+                row["asked"] += asked
+                row["decided"] += got
 
     def _pack(
         self, variants: list[render.Variant], checks: list[list[tuple[int, int, str]]]

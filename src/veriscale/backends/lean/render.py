@@ -373,6 +373,13 @@ def kernel_prop(command: str, bool_call: str | None = None) -> str | None:
     return None
 
 
+def kernel_check_kind(command: str) -> str:
+    """Which kind of stuck check :func:`kernel_prop` answered, for the stats."""
+    if decided_prop(command) is not None:
+        return "decide"
+    return "code test" if command.startswith("#reduce ((") else "Bool call"
+
+
 def kernel_decide_command(prop: str, holds: bool) -> str:
     """A proof of ``P`` (or of ``¬P``) by the kernel's own evaluation of ``decide``.
 
