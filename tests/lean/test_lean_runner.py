@@ -176,3 +176,18 @@ shutil.copy({str(src)!r} + "/" + name + ".tgz", dest + "/" + name + "-pkg.tgz")
     assert len(log.read_text().splitlines()) == 2
     wasm_setup.install_wasm(tmp_path / "cache")  # idempotent: no new download
     assert len(log.read_text().splitlines()) == 2
+
+
+def test_cpu_limit_is_a_timeout_and_sleeping_is_not_cpu(tmp_path: Path) -> None:
+    """A CPU-limited Lean file (the WASM runner) is timed out by the CPU it uses, not
+    by the wall clock a busy machine takes from it."""
+    spin = tmp_path / "spin"
+    spin.write_text(f"#!{sys.executable}\nwhile True:\n    pass\n")
+    spin.chmod(0o755)
+    res = run_command([str(spin)], cwd=tmp_path, env=None, timeout=60, cpu_seconds=1)
+    assert res.timed_out and res.failure == "timeout"
+    nap = tmp_path / "nap"
+    nap.write_text(f"#!{sys.executable}\nimport time\ntime.sleep(2)\nprint('done')\n")
+    nap.chmod(0o755)
+    res = run_command([str(nap)], cwd=tmp_path, env=None, timeout=60, cpu_seconds=1)
+    assert not res.timed_out and res.returncode == 0

@@ -131,13 +131,20 @@ def run_command(
     env: dict[str, str] | None,
     timeout: float,
     memory_mb: int | None = None,
+    cpu_seconds: float | None = None,
 ) -> LeanProcessResult:
-    """Run one Lean command; on timeout kill its whole process group and keep partial output."""
+    """Run one Lean command; on timeout kill its whole process group and keep partial output.
+
+    ``timeout`` is wall-clock seconds; ``cpu_seconds`` (optional) limits the CPU time
+    of the process itself (``RLIMIT_CPU``), which a busy machine does not run down:
+    hitting it counts as a timeout too.
+    """
     start = time.monotonic()
     try:  # OS isolation, rlimits, own process group, dies with us
         proc = isolation.spawn(list(cmd), cwd=cwd, env=env, stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE,
-                               limits=isolation.ProcessLimits(memory_mb=memory_mb))
+                               limits=isolation.ProcessLimits(memory_mb=memory_mb,
+                                                              cpu_seconds=cpu_seconds))
     except OSError as exc:
         return LeanProcessResult([], 127, stderr=f"cannot start {cmd[0]}: {exc}",
                          seconds=time.monotonic() - start)
@@ -149,6 +156,10 @@ def run_command(
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)
         out, err = proc.communicate()
+    cpu_signals = (signal.SIGXCPU, signal.SIGKILL)  # soft, then hard RLIMIT_CPU
+    if cpu_seconds and proc.returncode is not None and time.monotonic() - start >= cpu_seconds \
+            and (-proc.returncode in cpu_signals or proc.returncode - 128 in cpu_signals):
+        timed_out = True  # the CPU limit (directly, or through bubblewrap), not a crash
     messages, other = parse_messages(_decode(out))
     return LeanProcessResult(
         messages=messages,
@@ -160,6 +171,12 @@ def run_command(
     )
 
 
+WALL_PER_CPU = 8.0
+"""Wall-clock backstop of a CPU-limited Lean file, in multiples of its CPU limit: on a
+shared machine a file can get an eighth of a core and still finish; a process that
+hangs without using CPU is still stopped."""
+
+
 class LeanRunner:
     """What the backend needs from a runner: a place for files and ``lean --json FILE``."""
 
@@ -167,6 +184,10 @@ class LeanRunner:
     supports_compiled = True
     supports_plausible = False
     accepts_mathlib = False
+
+    cpu_timeout = False
+    """``timeout`` limits the Lean process's CPU seconds (with a wall-clock backstop of
+    :data:`WALL_PER_CPU` times as long) instead of wall-clock seconds."""
 
     def __init__(self, *, timeout: float, memory_mb: int | None, work_dir: Path | None) -> None:
         self.timeout = float(timeout)
@@ -184,6 +205,9 @@ class LeanRunner:
 
     def run_file(self, file: Path) -> LeanProcessResult:
         cmd, cwd, env = self.command(Path(file))
+        if self.cpu_timeout:
+            return run_command(cmd, cwd=cwd, env=env, timeout=self.timeout * WALL_PER_CPU,
+                               memory_mb=self.memory_mb, cpu_seconds=self.timeout)
         return run_command(cmd, cwd=cwd, env=env, timeout=self.timeout, memory_mb=self.memory_mb)
 
     def identity(self) -> str:
@@ -256,6 +280,7 @@ class WasmRunner(LeanRunner):
     supports_compiled = False
     supports_plausible = False
     accepts_mathlib = False
+    cpu_timeout = True  # a 2-core machine shared with other work must not time files out
 
     def __init__(
         self,
