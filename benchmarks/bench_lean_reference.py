@@ -1,7 +1,7 @@
 """Does the reference reproduce every expected output, on WASM Lean? Two ways at once.
 
 Usage: python benchmarks/bench_lean_reference.py [--data DIR] [--tasks a,b] [--runner wasm]
-       [--workers N] [--json OUT]
+       [--workers N] [--tasks-per-file N] [--json OUT]
 
 For every test of every task, in one batched oracle call (so one set of Lean
 files for both): the reference's value by ``#reduce`` compared here (``run``,
@@ -36,12 +36,14 @@ def main() -> None:
     ap.add_argument("--tasks", default="")
     ap.add_argument("--runner", default="wasm")
     ap.add_argument("--workers", type=int, default=None, help="Lean files at a time")
+    ap.add_argument("--tasks-per-file", type=int, default=None)
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()
     ids = [t for t in args.tasks.split(",") if t] or None
     tasks, issues = load_benchmark(args.data, ids)
     tasks = [t for t in tasks if t.lean is not None and t.tests]
-    backend = LeanBackend(args.runner, workers=args.workers)
+    backend = LeanBackend(args.runner, workers=args.workers,
+                          tasks_per_file=args.tasks_per_file)
     start = time.perf_counter()
     requests = ([("run", (t, None, [c.input for c in t.tests])) for t in tasks]
                 + [("test_outputs", (t, None, [(c.input, c.expected) for c in t.tests]))
