@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 
+from veriscale.backends.lean.conjuncts import split_conjuncts
 from veriscale.benchmark.model import LeanSections, PythonSections, Signature, Task
 from veriscale.evaluation.mutants import (
     gt_candidate,
@@ -11,7 +12,6 @@ from veriscale.evaluation.mutants import (
     lean_spec_mutants,
     python_code_mutants,
     python_spec_mutants,
-    split_top_level,
     task_mutants,
 )
 
@@ -97,7 +97,7 @@ def test_lean_operators_do_not_break_arrows() -> None:
 
 
 def test_lean_spec_mutants() -> None:
-    assert split_top_level("a ∧ (b ∧ c) ∧ ∀ i, i < n -- x ∧ y") == \
+    assert split_conjuncts("a ∧ (b ∧ c) ∧ ∀ i, i < n -- x ∧ y") == \
         ["a", "(b ∧ c)", "∀ i, i < n"]  # comments are dropped
     pre = lean_spec_mutants(lean_task(), "precond", limit=100)
     texts = [t for _, t in pre]

@@ -1,9 +1,10 @@
 """The language plug-in seam: what stages need to know about a specification language.
 
-Stages, the LLM layer and evaluation ask :func:`plugin_for` instead of branching
-on a language. Coq is served fully through this interface
-(``veriscale.backends.coq.plugin``); Lean and Python still live in their
-historical places and are to move behind the same interface (issue 12 §1).
+Stages, the LLM layer and evaluation ask :func:`plugin_for` (a task's or a
+language's plug-in), :func:`plugin_for_dir` (the format of a task folder) or
+:func:`plugin_for_backend` instead of branching on a language. Each plug-in lives
+in ``veriscale.backends.<language>.plugin``; a new language is one folder under
+``backends/`` plus one line in ``_PLUGINS``.
 """
 
 from __future__ import annotations
@@ -23,11 +24,18 @@ class LanguagePlugin(Protocol):
     name: str  # "coq"
     display_name: str  # "Coq (Rocq)"
     backend: str  # the registry name of its oracle backend
+    format_name: str  # the task directory format's name in the run manifest
+    screen_name: str  # which checker screens untrusted code, for the run record
 
     # task format
     def owns_task_dir(self, path: Path) -> bool: ...
     def load_task_dir(self, path: Path) -> tuple[Task | None, list[Any]]: ...
     def write_task_dir(self, task: Task, path: Path) -> Path: ...
+    def lint_task_dir(self, path: Path) -> Any:
+        """``validate``'s report of one task folder (a ``TaskReport``)."""
+
+    def raw_suite(self, path: Path) -> tuple[Any, Any]:
+        """The parsed test rows and reject rows of a folder (``None`` where unreadable)."""
 
     # types and values
     def parse_type(self, text: str) -> LeanType: ...
@@ -48,9 +56,10 @@ class LanguagePlugin(Protocol):
     def adversary_templates(self, task: Task) -> list[Any]: ...
     def weakened_postconditions(self, task: Task) -> list[Any]: ...
     def split_conjuncts(self, body: str) -> list[str]: ...
-    def code_mutants(self, task: Task, limit: int = 10) -> list[tuple[str, str]]: ...
-    def spec_mutants(self, task: Task, kind: str = "postcond", limit: int = 10
+    def code_mutants(self, task: Task, limit: int = 10, seed: int = 0
                      ) -> list[tuple[str, str]]: ...
+    def spec_mutants(self, task: Task, kind: str = "postcond", limit: int = 10,
+                     seed: int = 0) -> list[tuple[str, str]]: ...
     def ground_truth(self, task: Task) -> tuple[str, tuple[str, str, str, str]]:
         """GT code as a complete definition, and (precond, postcond, precond_aux, postcond_aux)."""
 
@@ -62,20 +71,37 @@ class LanguagePlugin(Protocol):
         """A candidate's code body as the complete definition the backend runs."""
 
 
-_PLUGINS = {"coq": ("veriscale.backends.coq.plugin", "COQ")}
+# Registration order is the order in which task folders are offered to the plug-ins
+# (a folder with ``task.lean`` and ``task.v`` is a Lean task).
+_PLUGINS = {
+    "python": ("veriscale.backends.python.plugin", "PYTHON"),
+    "coq": ("veriscale.backends.coq.plugin", "COQ"),
+    "lean": ("veriscale.backends.lean.plugin", "LEAN"),
+}
+
+DEFAULT_LANGUAGE = "lean"
+"""The language of a benchmark whose tasks are of mixed or no known language (VERINA's)."""
+
+_LLM_READY = {"coq"}
+"""Transitional (issue 12 §1): languages whose plug-in also serves the LLM layer's
+prompts and answer parsers; ``llm/**`` asks :func:`has_plugin` until every plug-in does."""
+
+
+def languages() -> list[str]:
+    return list(_PLUGINS)
 
 
 def language_of(task: Task) -> str:
-    """The specification language a task is written in."""
-    if getattr(task, "coq", None) is not None:
-        return "coq"
-    if task.python is not None:
-        return "python"
-    return "lean"
+    """The specification language a task is written in (the sections it carries)."""
+    for name in _PLUGINS:
+        if getattr(task, name, None) is not None:
+            return name
+    return DEFAULT_LANGUAGE
 
 
 def has_plugin(language: str) -> bool:
-    return language in _PLUGINS
+    """Transitional: does ``language``'s plug-in serve the LLM layer too?"""
+    return language in _LLM_READY
 
 
 def plugin_for(language: str | Task) -> LanguagePlugin:
@@ -85,3 +111,20 @@ def plugin_for(language: str | Task) -> LanguagePlugin:
         raise LookupError(f"no language plug-in for {name!r} (have {', '.join(_PLUGINS)})")
     module, attr = _PLUGINS[name]
     return getattr(importlib.import_module(module), attr)
+
+
+def plugins() -> list[LanguagePlugin]:
+    return [plugin_for(name) for name in _PLUGINS]
+
+
+def plugin_for_dir(path: Path) -> LanguagePlugin:
+    """The plug-in whose task directory format ``path`` is (first owner in order)."""
+    for plugin in plugins():
+        if plugin.owns_task_dir(path):
+            return plugin
+    raise LookupError(f"{path}: no language plug-in reads this task folder")
+
+
+def plugin_for_backend(backend: str) -> LanguagePlugin | None:
+    """The plug-in whose oracle backend is named ``backend`` (None: not a language's)."""
+    return next((p for p in plugins() if p.backend == backend), None)

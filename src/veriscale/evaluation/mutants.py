@@ -35,6 +35,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from veriscale.backends.base import Implementation, Spec
+from veriscale.backends.lean.conjuncts import split_conjuncts
+from veriscale.backends.python.conjuncts import conjuncts
 from veriscale.benchmark.model import Task
 from veriscale.evaluation.solutions import Submission, lean_code_definition
 from veriscale.values import ArrayT, LeanType, ListT, OptionT, ProdT, Scalar
@@ -69,27 +71,11 @@ class FlawedCandidate:
 
 def gt_candidate(task: Task, sample: int = 0) -> Submission:
     """The ground truth as a candidate (code and both spec halves): the control."""
-    from veriscale.backends.language import has_plugin, language_of, plugin_for
+    from veriscale.backends.language import plugin_for
 
-    if has_plugin(language_of(task)):
-        code, (pre, post, pre_aux, post_aux) = plugin_for(task).ground_truth(task)
-        impl = Implementation(code, id=f"{task.id}:gt", origin="ground_truth")
-        spec = Spec(pre, post, pre_aux, post_aux, id=f"{task.id}:gt", origin="ground_truth")
-    elif task.lean is not None:
-        ln = task.lean
-        impl = Implementation(lean_code_definition(task, ln.code, ln.code_aux),
-                              id=f"{task.id}:gt", origin="ground_truth")
-        spec = Spec(ln.precond, ln.postcond, ln.precond_aux, ln.postcond_aux,
-                    id=f"{task.id}:gt", origin="ground_truth")
-    elif task.python is not None:
-        # The Python backend puts the task's aux section before candidate code and
-        # specs, so the GT candidate carries its own section only.
-        py = task.python
-        impl = Implementation(py.reference, id=f"{task.id}:gt", origin="ground_truth")
-        spec = Spec(py.precondition, py.postcondition, id=f"{task.id}:gt",
-                    origin="ground_truth")
-    else:
-        raise ValueError(f"{task.id}: task has neither Lean nor Python sections")
+    code, (pre, post, pre_aux, post_aux) = plugin_for(task).ground_truth(task)
+    impl = Implementation(code, id=f"{task.id}:gt", origin="ground_truth")
+    spec = Spec(pre, post, pre_aux, post_aux, id=f"{task.id}:gt", origin="ground_truth")
     return Submission(task.id, sample, impl, spec)
 
 
@@ -313,9 +299,9 @@ def python_code_mutants(task: Task, limit: int = DEFAULT_MAX_PER_KIND,
 def _conjunct_drops(fn: ast.FunctionDef) -> Iterator[Edit]:
     """Drop one operand of a top-level ``and`` in a return, or one guard ``if`` statement."""
     for idx, node in enumerate(ast.walk(fn)):
-        if isinstance(node, ast.Return) and isinstance(node.value, ast.BoolOp) \
-                and isinstance(node.value.op, ast.And):
-            for i in range(len(node.value.values)):
+        if isinstance(node, ast.Return) and node.value is not None \
+                and len(conjuncts(node.value)) > 1:
+            for i in range(len(conjuncts(node.value))):
                 def edit(n: ast.AST, i: int = i) -> bool:
                     vals = n.value.values  # type: ignore[attr-defined]
                     rest = vals[:i] + vals[i + 1:]
@@ -436,26 +422,6 @@ def _lean_normalise(text: str) -> str:
     return " ".join(_PROTECTED.sub(" ", text).split())
 
 
-def split_top_level(text: str, sep: str = "∧") -> list[str]:
-    """Split a Lean proposition at ``sep`` outside parentheses, brackets and binders' bodies.
-
-    Only separators at bracket depth 0 count; comments are ignored.
-    """
-    body = _PROTECTED.sub(lambda m: " " * (m.end() - m.start()) if m.group().startswith("-")
-                          or m.group().startswith("/-") else m.group(), text)
-    parts, depth, start = [], 0, 0
-    for i, ch in enumerate(body):
-        if ch in "([{⟨":
-            depth += 1
-        elif ch in ")]}⟩":
-            depth -= 1
-        elif ch == sep and depth == 0:
-            parts.append(body[start:i])
-            start = i + 1
-    parts.append(body[start:])
-    return [p.strip() for p in parts if p.strip()]
-
-
 def lean_code_mutants(task: Task, limit: int = DEFAULT_MAX_PER_KIND,
                       seed: int = 0) -> list[tuple[str, str]]:
     """(operator, full ``def``) for textual mutants of the Lean code body."""
@@ -472,7 +438,7 @@ def lean_spec_mutants(task: Task, kind: str, limit: int = DEFAULT_MAX_PER_KIND,
     assert task.lean is not None
     body = task.lean.precond if kind == "precond" else task.lean.postcond
     items: list[tuple[str, str]] = []
-    conj = split_top_level(body)
+    conj = split_conjuncts(body)
     if len(conj) > 1:
         for i in range(len(conj)):
             rest = conj[:i] + conj[i + 1:]
@@ -491,23 +457,12 @@ def task_mutants(task: Task, max_per_kind: int = DEFAULT_MAX_PER_KIND,
     out: list[FlawedCandidate] = []
     gt = gt_candidate(task)
     assert gt.spec is not None
-    from veriscale.backends.language import has_plugin, language_of, plugin_for
+    from veriscale.backends.language import plugin_for
 
-    if has_plugin(language_of(task)):
-        plugin = plugin_for(task)
-        code = plugin.code_mutants(task, max_per_kind)
-        pre = plugin.spec_mutants(task, "precond", max_per_kind)
-        post = plugin.spec_mutants(task, "postcond", max_per_kind)
-    elif task.lean is not None:
-        code = lean_code_mutants(task, max_per_kind, seed)
-        pre = lean_spec_mutants(task, "precond", max_per_kind, seed)
-        post = lean_spec_mutants(task, "postcond", max_per_kind, seed)
-    elif task.python is not None:
-        code = python_code_mutants(task, max_per_kind, seed)
-        pre = python_spec_mutants(task, "precond", max_per_kind, seed)
-        post = python_spec_mutants(task, "postcond", max_per_kind, seed)
-    else:
-        return out
+    plugin = plugin_for(task)
+    code = plugin.code_mutants(task, max_per_kind, seed)
+    pre = plugin.spec_mutants(task, "precond", max_per_kind, seed)
+    post = plugin.spec_mutants(task, "postcond", max_per_kind, seed)
     for i, (op, text) in enumerate(code):
         impl = Implementation(text, id=f"{task.id}:code:{i}", strategy=op, origin="mutant")
         out.append(FlawedCandidate(task.id, "code", op, i, Submission(task.id, i, impl=impl)))

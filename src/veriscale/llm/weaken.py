@@ -17,15 +17,18 @@ import re
 import textwrap
 from dataclasses import dataclass
 
+from veriscale.backends.lean.conjuncts import (
+    AND,
+    BINDERS,
+    CLOSE,
+    OPEN,
+    depth0_marks,
+    outer_parens,
+    split_conjuncts,
+)
+from veriscale.backends.python.conjuncts import conjuncts
 from veriscale.llm.parsers import strip_lean_comments
 from veriscale.values import ArrayT, LeanType, ListT, OptionT, Scalar
-
-_OPEN = "([{⟨"
-_CLOSE = ")]}⟩"
-_BINDERS = ("∀", "∃!", "∃", "fun", "λ", "forall", "exists", "let", "have", "if", "match",
-            "show", "do", "Σ", "∑", "∏")  # fmt: skip
-_LOOSE = ("→", "->", "↔", "<->", "∨", "\\/", "||", "<|", "|>", "$", "∘")
-_AND = ("∧", "/\\")
 
 
 @dataclass(frozen=True)
@@ -36,104 +39,9 @@ class Weakening:
     body: str
 
 
-# ---------------------------------------------------------------------- Lean scanning
-
-
-def _is_word_at(text: str, i: int, word: str) -> bool:
-    if not text.startswith(word, i):
-        return False
-    if word[0].isalpha():
-        before = text[i - 1] if i else " "
-        after = text[i + len(word)] if i + len(word) < len(text) else " "
-        return not (before.isalnum() or before in "_.'") and not (after.isalnum() or after in "_'!?")
-    return True
-
-
-def _depth0_marks(expr: str) -> list[tuple[int, str]]:
-    """Depth-0 occurrences of ``∧``, looser operators, binders and ``=``, with positions."""
-    marks: list[tuple[int, str]] = []
-    depth = 0
-    i = 0
-    n = len(expr)
-    while i < n:
-        c = expr[i]
-        if c == '"':
-            j = i + 1
-            while j < n and expr[j] != '"':
-                j += 2 if expr[j] == "\\" else 1
-            i = j + 1
-            continue
-        if c == "'" and i + 2 < n and expr[i + 2] == "'":
-            i += 3
-            continue
-        if c in _OPEN:
-            depth += 1
-        elif c in _CLOSE:
-            depth -= 1
-        elif depth == 0:
-            tok = next(
-                (w for w in (*_AND, *_LOOSE, *_BINDERS) if _is_word_at(expr, i, w)), None
-            )
-            if tok is not None:
-                if tok == "|>" and expr.startswith("|>.", i):
-                    tok = "|>"
-                marks.append((i, tok))
-                i += len(tok)
-                continue
-            if c == "=" and expr[i - 1 : i] not in (":", "<", ">", "!", "=", "≠") and expr[
-                i + 1 : i + 2
-            ] not in ("=", ">"):
-                marks.append((i, "="))
-            elif expr.startswith("==", i) and expr[i - 1 : i] not in ("=", "!", "<", ">"):
-                marks.append((i, "=="))
-                i += 2
-                continue
-        i += 1
-    return marks
-
-
-def _outer_parens(expr: str) -> str | None:
-    """The inside of ``( ... )`` when the parentheses enclose the whole expression."""
-    e = expr.strip()
-    if not (e.startswith("(") and e.endswith(")")):
-        return None
-    depth = 0
-    for i, c in enumerate(e):
-        if c in _OPEN:
-            depth += 1
-        elif c in _CLOSE:
-            depth -= 1
-            if depth == 0 and i != len(e) - 1:
-                return None
-    return e[1:-1].strip()
-
-
-def split_conjuncts(expr: str) -> list[str]:
-    """Top-level conjuncts of a Lean proposition (one item when it is not a conjunction)."""
-    e = expr.strip()
-    inner = _outer_parens(e)
-    marks = _depth0_marks(e)
-    first_binder = next((i for i, t in marks if t in _BINDERS), len(e))
-    if any(t in _LOOSE for i, t in marks if i < first_binder):
-        return [e]
-    cuts = [(i, t) for i, t in marks if t in _AND and i < first_binder]
-    if not cuts:
-        if inner is not None:
-            parts = split_conjuncts(inner)
-            return parts if len(parts) > 1 else [e]
-        return [e]
-    parts = []
-    start = 0
-    for i, t in cuts:
-        parts.append(e[start:i].strip())
-        start = i + len(t)
-    parts.append(e[start:].strip())
-    return [p for p in parts if p]
-
-
 def _paren(e: str) -> str:
     e = e.strip()
-    if _outer_parens(e) is not None or re.fullmatch(r"[\w.'!?]+", e):
+    if outer_parens(e) is not None or re.fullmatch(r"[\w.'!?]+", e):
         return e
     return f"({e})"
 
@@ -167,9 +75,9 @@ def _binder_prefix(expr: str) -> tuple[str, str] | None:
     depth = 0
     for i in range(m.end(), len(e)):
         c = e[i]
-        if c in _OPEN:
+        if c in OPEN:
             depth += 1
-        elif c in _CLOSE:
+        elif c in CLOSE:
             depth -= 1
         elif c == "," and depth == 0:
             return e[: i + 1], e[i + 1 :].strip()
@@ -178,9 +86,9 @@ def _binder_prefix(expr: str) -> tuple[str, str] | None:
 
 def _implication(expr: str) -> tuple[str, str] | None:
     """``(antecedent, consequent)`` split at the first depth-0 ``→`` before any binder."""
-    marks = _depth0_marks(expr)
+    marks = depth0_marks(expr)
     for i, t in marks:
-        if t in _BINDERS:
+        if t in BINDERS:
             return None
         if t in ("↔", "<->", "∨", "\\/", "||", "<|", "|>", "$"):
             return None
@@ -199,7 +107,7 @@ def _variants(expr: str, depth: int = 0) -> list[Weakening]:
             Weakening(f"drop:{k + 1}", _join_and(parts[:k] + parts[k + 1 :]))
             for k in range(len(parts))
         ]
-    inner = _outer_parens(expr)
+    inner = outer_parens(expr)
     if inner is not None:
         return _variants(inner, depth + 1)
     binder = _binder_prefix(expr)
@@ -217,7 +125,7 @@ def _variants(expr: str, depth: int = 0) -> list[Weakening]:
 
 def _lean_eq_weakenings(conj: str, ret: LeanType) -> list[tuple[str, str]]:
     """Weaker relations for a conjunct ``result = E`` (or ``E = result``)."""
-    marks = [(i, t) for i, t in _depth0_marks(conj) if t not in _AND]
+    marks = [(i, t) for i, t in depth0_marks(conj) if t not in AND]
     if len(marks) != 1 or marks[0][1] not in ("=", "=="):
         return []
     i, t = marks[0]
@@ -357,8 +265,7 @@ def python_weakenings(source: str, ret: LeanType, name: str = "postcondition") -
     last = body[-1]
     if isinstance(last, ast.Return) and last.value is not None:
         value = last.value
-        operands = value.values if isinstance(value, ast.BoolOp) and isinstance(
-            value.op, ast.And) else [value]
+        operands = conjuncts(value)
         if len(operands) > 1:
             for k in range(len(operands)):
                 rest = operands[:k] + operands[k + 1 :]

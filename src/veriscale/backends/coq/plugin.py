@@ -260,6 +260,8 @@ class CoqPlugin:
     name = "coq"
     display_name = "Coq"
     backend = "coq"
+    format_name = "coq"
+    screen_name = "veriscale.backends.coq.safety"
 
     def owns_task_dir(self, path: Path) -> bool:
         return F.is_coq_task_dir(path)
@@ -269,6 +271,12 @@ class CoqPlugin:
 
     def write_task_dir(self, task: Task, path: Path) -> Path:
         return F.write_task_dir(task, path)
+
+    def lint_task_dir(self, path: Path) -> Any:
+        return F.lint_task_dir(path)
+
+    def raw_suite(self, path: Path) -> tuple[Any, Any]:
+        return F.raw_suite(path)
 
     def parse_type(self, text: str) -> LeanType:
         return parse_coq_type(text)
@@ -305,11 +313,12 @@ class CoqPlugin:
     def split_conjuncts(self, body: str) -> list[str]:
         return split_conjuncts(body)
 
-    def code_mutants(self, task: Task, limit: int = 10) -> list[tuple[str, str]]:
-        return code_mutants(task, limit)
-
-    def spec_mutants(self, task: Task, kind: str = "postcond", limit: int = 10
+    def code_mutants(self, task: Task, limit: int = 10, seed: int = 0
                      ) -> list[tuple[str, str]]:
+        return code_mutants(task, limit)  # deterministic without sampling: no seed needed
+
+    def spec_mutants(self, task: Task, kind: str = "postcond", limit: int = 10,
+                     seed: int = 0) -> list[tuple[str, str]]:
         return spec_mutants(task, kind, limit)
 
     def ground_truth(self, task: Task) -> tuple[str, tuple[str, str, str, str]]:

@@ -1,0 +1,146 @@
+"""The Lean 4 language plug-in (see :mod:`veriscale.backends.language`): what the
+stages need to know about Lean, in one place. The LLM-side parts (prompt parts,
+answer parsers) are added by the LLM layer's owner."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from veriscale.benchmark.model import Task
+from veriscale.values import LeanType, parse_type
+
+
+class LeanPlugin:
+    name = "lean"
+    display_name = "Lean 4"
+    backend = "lean"
+    format_name = "verina"  # the run manifest's name of the task directory format
+
+    # ------------------------------------------------------------ task format
+
+    def owns_task_dir(self, path: Path) -> bool:
+        """A VERINA Lean task folder (``task.lean``, or a ``task.json`` of no other track)."""
+        p = Path(path)
+        if (p / "task.py").exists():
+            return False
+        return (p / "task.lean").exists() or not (p / "task.v").exists()
+
+    def load_task_dir(self, path: Path) -> tuple[Task | None, list[Any]]:
+        from veriscale.benchmark import verina
+
+        return verina.load_task_dir(path)
+
+    def write_task_dir(self, task: Task, path: Path) -> Path:
+        from veriscale.benchmark import verina
+
+        return verina.write_task_dir(task, path)
+
+    def lint_task_dir(self, path: Path) -> Any:
+        from veriscale.benchmark.validate import lint_raw, loader_for
+        from veriscale.benchmark.verina import read_raw
+
+        raw = read_raw(path)
+        return lint_raw(raw, loader_for(raw))
+
+    def raw_suite(self, path: Path) -> tuple[Any, Any]:
+        """The parsed test rows and reject rows of a task folder (``None`` if unreadable)."""
+        from veriscale.benchmark.verina import REJECT_JSON, TEST_JSON, read_raw
+
+        raw = read_raw(path)
+        return raw.data.get(TEST_JSON), raw.data.get(REJECT_JSON)
+
+    # ------------------------------------------------------------ types and values
+
+    def parse_type(self, text: str) -> LeanType:
+        return parse_type(text)
+
+    def type_text(self, t: LeanType) -> str:
+        return t.lean()
+
+    def render_value(self, t: LeanType, value: Any) -> str:
+        from veriscale.values import to_lean
+
+        return to_lean(t, value)
+
+    def parse_value(self, t: LeanType, text: str) -> Any:
+        from veriscale.values import parse_lean
+
+        return parse_lean(t, text)
+
+    def nat_bound(self) -> int | None:
+        return None
+
+    def input_ok(self, task: Task, inp: Any) -> bool:
+        return True
+
+    # ------------------------------------------------------------ untrusted code
+
+    def screen(self, code: str) -> str | None:
+        from veriscale.backends.lean.safety import check_untrusted_lean
+
+        return check_untrusted_lean(code, "commands")
+
+    def screen_body(self, body: str) -> str | None:
+        from veriscale.backends.lean.safety import check_untrusted_lean
+
+        return check_untrusted_lean(body, "term")
+
+    screen_name = "veriscale.backends.lean.safety.check_untrusted_lean"
+
+    # ------------------------------------------------------------ red team, weakenings, mutants
+
+    def adversary_templates(self, task: Task) -> list[Any]:
+        from veriscale.llm.templates import lean_templates
+
+        return lean_templates(task)
+
+    def weakened_postconditions(self, task: Task) -> list[Any]:
+        from veriscale.llm.weaken import lean_weakenings
+
+        if task.lean is None or not task.lean.postcond.strip():
+            return []
+        return lean_weakenings(task.lean.postcond, task.signature.return_type)
+
+    def split_conjuncts(self, body: str) -> list[str]:
+        from veriscale.backends.lean.conjuncts import split_conjuncts
+
+        return split_conjuncts(body)
+
+    def code_mutants(self, task: Task, limit: int = 10, seed: int = 0) -> list[tuple[str, str]]:
+        from veriscale.evaluation.mutants import lean_code_mutants
+
+        return lean_code_mutants(task, limit, seed)
+
+    def spec_mutants(self, task: Task, kind: str = "postcond", limit: int = 10,
+                     seed: int = 0) -> list[tuple[str, str]]:
+        from veriscale.evaluation.mutants import lean_spec_mutants
+
+        return lean_spec_mutants(task, kind, limit, seed)
+
+    def ground_truth(self, task: Task) -> tuple[str, tuple[str, str, str, str]]:
+        if task.lean is None:
+            raise ValueError(f"{task.id}: task has no Lean sections")
+        ln = task.lean
+        return (self.code_definition(task, ln.code, ln.code_aux),
+                (ln.precond, ln.postcond, ln.precond_aux, ln.postcond_aux))
+
+    # ------------------------------------------------------------ LLM prompts and answers
+
+    def code_fence(self) -> str:
+        return "lean"
+
+    def code_header(self, task: Task) -> str:
+        from veriscale.llm.signatures import lean_code_header
+
+        return lean_code_header(task.signature)
+
+    def code_definition(self, task: Task, body: str, code_aux: str = "") -> str:
+        from veriscale.evaluation.solutions import lean_code_definition
+
+        return lean_code_definition(task, body, code_aux)
+
+
+LEAN = LeanPlugin()
+
+__all__ = ["LEAN", "LeanPlugin"]

@@ -1,0 +1,137 @@
+"""The Python language plug-in (see :mod:`veriscale.backends.language`): Python-spec
+tasks (``task.py`` with ``precondition`` / ``reference`` / ``postcondition``). The
+LLM-side parts (prompt parts, answer parsers) are added by the LLM layer's owner."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+from typing import Any
+
+from veriscale.benchmark.model import Task
+from veriscale.values import LeanType, from_native, parse_type, to_native
+
+
+class PythonPlugin:
+    name = "python"
+    display_name = "Python"
+    backend = "python"
+    format_name = "python"
+
+    # ------------------------------------------------------------ task format
+
+    def owns_task_dir(self, path: Path) -> bool:
+        return (Path(path) / "task.py").exists()
+
+    def load_task_dir(self, path: Path) -> tuple[Task | None, list[Any]]:
+        from veriscale.benchmark import python_format
+
+        return python_format.load_task_dir(path)
+
+    def write_task_dir(self, task: Task, path: Path) -> Path:
+        from veriscale.benchmark import python_format
+
+        return python_format.write_task_dir(task, path)
+
+    def lint_task_dir(self, path: Path) -> Any:
+        from veriscale.benchmark.validate import lint_raw, loader_for
+        from veriscale.benchmark.verina import read_raw
+
+        raw = read_raw(path)
+        return lint_raw(raw, loader_for(raw))
+
+    def raw_suite(self, path: Path) -> tuple[Any, Any]:
+        from veriscale.benchmark.verina import REJECT_JSON, TEST_JSON, read_raw
+
+        raw = read_raw(path)
+        return raw.data.get(TEST_JSON), raw.data.get(REJECT_JSON)
+
+    # ------------------------------------------------------------ types and values
+
+    def parse_type(self, text: str) -> LeanType:
+        return parse_type(text)
+
+    def type_text(self, t: LeanType) -> str:
+        return t.lean()
+
+    def render_value(self, t: LeanType, value: Any) -> str:
+        """A Python literal of the value as user code sees it."""
+        return repr(to_native(t, value))
+
+    def parse_value(self, t: LeanType, text: str) -> Any:
+        return from_native(t, ast.literal_eval(text))
+
+    def nat_bound(self) -> int | None:
+        return None
+
+    def input_ok(self, task: Task, inp: Any) -> bool:
+        return True
+
+    # ------------------------------------------------------------ untrusted code
+
+    def screen(self, code: str) -> str | None:
+        from veriscale.backends.python.sandbox import check_untrusted_python
+
+        return check_untrusted_python(code) or None
+
+    def screen_body(self, body: str) -> str | None:
+        return self.screen(body)
+
+    screen_name = "veriscale.backends.python.sandbox.check_untrusted_python"
+
+    # ------------------------------------------------------------ red team, weakenings, mutants
+
+    def adversary_templates(self, task: Task) -> list[Any]:
+        from veriscale.llm.templates import python_templates
+
+        return python_templates(task)
+
+    def weakened_postconditions(self, task: Task) -> list[Any]:
+        from veriscale.llm.weaken import python_weakenings
+
+        if task.python is None:
+            return []
+        return python_weakenings(task.python.postcondition, task.signature.return_type)
+
+    def split_conjuncts(self, body: str) -> list[str]:
+        from veriscale.backends.python.conjuncts import split_conjuncts
+
+        return split_conjuncts(body)
+
+    def code_mutants(self, task: Task, limit: int = 10, seed: int = 0) -> list[tuple[str, str]]:
+        from veriscale.evaluation.mutants import python_code_mutants
+
+        return python_code_mutants(task, limit, seed)
+
+    def spec_mutants(self, task: Task, kind: str = "postcond", limit: int = 10,
+                     seed: int = 0) -> list[tuple[str, str]]:
+        from veriscale.evaluation.mutants import python_spec_mutants
+
+        return python_spec_mutants(task, kind, limit, seed)
+
+    def ground_truth(self, task: Task) -> tuple[str, tuple[str, str, str, str]]:
+        """The backend puts the task's aux section before candidate code and specs,
+        so the ground truth carries its own sections only."""
+        if task.python is None:
+            raise ValueError(f"{task.id}: task has no Python sections")
+        py = task.python
+        return py.reference, (py.precondition, py.postcondition, "", "")
+
+    # ------------------------------------------------------------ LLM prompts and answers
+
+    def code_fence(self) -> str:
+        return "python"
+
+    def code_header(self, task: Task) -> str:
+        from veriscale.llm.signatures import python_code_header
+
+        return python_code_header(task.signature)
+
+    def code_definition(self, task: Task, body: str, code_aux: str = "") -> str:
+        """A candidate's code as the module the backend runs (aux first)."""
+        return (code_aux.rstrip() + "\n\n" + body) if code_aux.strip() else body
+
+
+PYTHON = PythonPlugin()
+
+__all__ = ["PYTHON", "PythonPlugin"]
