@@ -25,6 +25,8 @@ from typing import Any
 from veriscale.atomic import write_text_atomic
 from veriscale.benchmark import rows
 from veriscale.benchmark.model import LeanSections, LoadIssue, Signature, Task
+from veriscale.benchmark.sections import MarkedSection, Marker, SectionError, read_sections
+from veriscale.benchmark.sections import split_sections as sections_of
 from veriscale.values import TypeParseError
 
 TASK_JSON = "task.json"
@@ -51,62 +53,17 @@ SECTION_FIELDS = tuple(f.name for f in fields(LeanSections) if f.name != "source
 # ---------------------------------------------------------------- task.lean
 
 
-class SectionError(ValueError):
-    """A ``task.lean`` whose markers VERINA's parser would reject."""
-
-    def __init__(self, line: int, message: str) -> None:
-        super().__init__(f"line {line}: {message}")
-        self.line = line
-
-
-@dataclass(frozen=True)
-class MarkedSection:
-    """One ``@start``/``@end`` block: its name, its ``k=v`` arguments and body."""
-
-    name: str
-    args: tuple[tuple[str, str], ...]
-    body: str
-    line: int  # 1-based line of the @start marker
-
-    def arg(self, key: str) -> str | None:
-        return dict(self.args).get(key)
+def _find_marker(line: str) -> Marker | None:
+    if MARKER not in line:
+        return None
+    directive = line.split(MARKER, 1)[1].strip()
+    verb, _, rest = directive.partition(" ")
+    return verb, rest.split(), directive
 
 
 def split_sections(text: str) -> list[MarkedSection]:
-    """The marked blocks of a Lean file, in order; raise :class:`SectionError`
-    for nesting, an unmatched or unclosed marker, or a marker that is neither
-    ``@start`` nor ``@end``."""
-    out: list[MarkedSection] = []
-    current: tuple[str, tuple[tuple[str, str], ...], int] | None = None
-    body: list[str] = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        if MARKER not in line:
-            if current is not None:
-                body.append(line + "\n")
-            continue
-        directive = line.split(MARKER, 1)[1].strip()
-        verb, _, rest = directive.partition(" ")
-        words = rest.split()
-        if verb == "@start":
-            if not words:
-                raise SectionError(number, "@start marker without a section name")
-            if current is not None:
-                raise SectionError(number, f"section {words[0]!r} opened inside {current[0]!r}")
-            args = tuple((k, v) for k, _, v in (w.partition("=") for w in words[1:] if "=" in w))
-            current = (words[0], args, number)
-            body = []
-        elif verb == "@end":
-            name = words[0] if words else ""
-            if current is None or name != current[0]:
-                open_name = current[0] if current else None
-                raise SectionError(number, f"@end {name!r} does not close {open_name!r}")
-            out.append(MarkedSection(current[0], current[1], "".join(body), current[2]))
-            current = None
-        else:
-            raise SectionError(number, f"unknown benchmark marker {directive!r}")
-    if current is not None:
-        raise SectionError(current[2], f"section {current[0]!r} is never closed")
-    return out
+    """The marked blocks of a Lean file, in order (see :mod:`veriscale.benchmark.sections`)."""
+    return sections_of(text, _find_marker)
 
 
 def parse_lean_sections(text: str) -> LeanSections:
@@ -115,28 +72,8 @@ def parse_lean_sections(text: str) -> LeanSections:
     Raises :class:`SectionError` on bad markers, an unknown or repeated section
     name, or an empty ``code`` section (VERINA refuses such tasks).
     """
-    sections = LeanSections(source=text)
-    imports: dict[str, str] = {}
-    seen: set[str] = set()
-    for sec in split_sections(text):
-        if sec.name == "import":
-            target = IMPORT_FIELDS.get(sec.arg("type") or "")
-            if target is not None:
-                imports[target] = imports.get(target, "") + sec.body
-            continue
-        if sec.name not in BODY_SECTIONS:
-            raise SectionError(sec.line, f"unknown section {sec.name!r}")
-        if sec.name in seen:
-            raise SectionError(sec.line, f"section {sec.name!r} appears twice")
-        seen.add(sec.name)
-        if sec.body.strip():
-            setattr(sections, sec.name, sec.body)
-    for target, body in imports.items():
-        if body.strip():
-            setattr(sections, target, body)
-    if not sections.code.strip():
-        raise SectionError(1, "the code section is missing or empty")
-    return sections
+    return read_sections(LeanSections(source=text), split_sections(text), BODY_SECTIONS,
+                         IMPORT_FIELDS)
 
 
 DEF_SECTIONS = ("precond", "code", "postcond", "proof")

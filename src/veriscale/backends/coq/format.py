@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, fields, replace
+from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +28,8 @@ from veriscale.benchmark.model import (
     Signature,
     Task,
 )
+from veriscale.benchmark.sections import MarkedSection, Marker, SectionError, read_sections
+from veriscale.benchmark.sections import split_sections as sections_of
 from veriscale.values import TypeParseError, decode
 from veriscale.values.value import Unparsable
 
@@ -54,77 +56,20 @@ def is_coq_task_dir(path: Path) -> bool:
     return (Path(path) / TASK_V).is_file() and not (Path(path) / "task.lean").is_file()
 
 
-class SectionError(ValueError):
-    def __init__(self, line: int, message: str) -> None:
-        super().__init__(f"line {line}: {message}")
-        self.line = line
-
-
-@dataclass(frozen=True)
-class MarkedSection:
-    name: str
-    args: tuple[tuple[str, str], ...]
-    body: str
-    line: int
+def _find_marker(line: str) -> Marker | None:
+    m = _MARKER.search(line)
+    return None if m is None else (m.group(1), m.group(2).split(), m.group(1))
 
 
 def split_sections(text: str) -> list[MarkedSection]:
     """The marked blocks of a ``task.v``; :class:`SectionError` for bad markers."""
-    out: list[MarkedSection] = []
-    current: tuple[str, tuple[tuple[str, str], ...], int] | None = None
-    body: list[str] = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        m = _MARKER.search(line)
-        if m is None:
-            if current is not None:
-                body.append(line + "\n")
-            continue
-        verb, words = m.group(1), m.group(2).split()
-        if verb == "@start":
-            if not words:
-                raise SectionError(number, "@start marker without a section name")
-            if current is not None:
-                raise SectionError(number, f"section {words[0]!r} opened inside {current[0]!r}")
-            args = tuple((k, v) for k, _, v in (w.partition("=") for w in words[1:] if "=" in w))
-            current, body = (words[0], args, number), []
-        elif verb == "@end":
-            name = words[0] if words else ""
-            if current is None or name != current[0]:
-                raise SectionError(number, f"@end {name!r} does not close "
-                                           f"{current[0] if current else None!r}")
-            out.append(MarkedSection(current[0], current[1], "".join(body), current[2]))
-            current = None
-        else:
-            raise SectionError(number, f"unknown benchmark marker {verb!r}")
-    if current is not None:
-        raise SectionError(current[2], f"section {current[0]!r} is never closed")
-    return out
+    return sections_of(text, _find_marker)
 
 
 def parse_coq_sections(text: str) -> CoqSections:
     """The sections of a ``task.v`` (``source`` = ``text``)."""
-    sections = CoqSections(source=text)
-    imports: dict[str, str] = {}
-    seen: set[str] = set()
-    for sec in split_sections(text):
-        if sec.name == "import":
-            target = IMPORT_FIELDS.get(dict(sec.args).get("type", ""))
-            if target is not None:
-                imports[target] = imports.get(target, "") + sec.body
-            continue
-        if sec.name not in BODY_SECTIONS:
-            raise SectionError(sec.line, f"unknown section {sec.name!r}")
-        if sec.name in seen:
-            raise SectionError(sec.line, f"section {sec.name!r} appears twice")
-        seen.add(sec.name)
-        if sec.body.strip():
-            setattr(sections, sec.name, sec.body)
-    for target, body in imports.items():
-        if body.strip():
-            setattr(sections, target, body)
-    if not sections.code.strip():
-        raise SectionError(1, "the code section is missing or empty")
-    return sections
+    return read_sections(CoqSections(source=text), split_sections(text), BODY_SECTIONS,
+                         IMPORT_FIELDS)
 
 
 def _norm(body: str) -> str:
