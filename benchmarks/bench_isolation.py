@@ -48,7 +48,7 @@ import json, resource, sys, tempfile
 from pathlib import Path
 from veriscale.backends.base import Implementation
 from veriscale.backends.python.backend import PythonBackend
-from veriscale.benchmark.python_format import new_task_dir, load_task_dir
+from veriscale.backends.python.format import new_task_dir, load_task_dir
 n_tests, mode, body = int(sys.argv[1]), sys.argv[2], sys.argv[3]
 task_py = """# veriscale: precondition
 def precondition(n):

@@ -100,16 +100,14 @@ class PortReport:
 
 
 def _representable(target: Task, value: Any, t: LeanType) -> bool:
-    from veriscale.backends.language import has_plugin, language_of, plugin_for
+    from veriscale.backends.language import plugin_for
 
     if check(t, value) is not None:
         return False
-    lang = language_of(target)
-    if has_plugin(lang):
-        try:
-            plugin_for(lang).render_value(t, value)
-        except ValueError:
-            return False
+    try:
+        plugin_for(target).render_value(t, value)
+    except ValueError:
+        return False
     return True
 
 
@@ -188,12 +186,9 @@ def audit(backend: Backend, tasks: Sequence[Task], report: PortReport) -> list[T
 
 
 def write_task(task: Task, path: Path) -> None:
-    from veriscale.benchmark import python_format, verina
+    from veriscale.backends.language import plugin_for
 
-    writer: Any = python_format if task.python is not None else verina
-    if task.coq is not None:
-        from veriscale.backends.coq import format as writer
-    writer.write_task_dir(task, path)
+    plugin_for(task).write_task_dir(task, path)
 
 
 def port_suite(suite_dir: Path, tasks_dir: Path, out_dir: Path | None, backend_name: str,

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+from veriscale.backends.python.format import new_task_dir
 from veriscale.benchmark.loader import load_benchmark
-from veriscale.benchmark.python_format import new_task_dir
 from veriscale.evaluation.harness import discriminative_power, evaluate, evaluate_candidate
 from veriscale.evaluation.mutants import gt_candidate, task_mutants
 from veriscale.evaluation.scoring import Bounded, Score

@@ -14,7 +14,7 @@ import pytest
 from llm_fake_server import FakeOpenAI, system_prompt
 from rich.console import Console
 
-from veriscale.benchmark.python_format import new_task_dir
+from veriscale.backends.python.format import new_task_dir
 from veriscale.llm.client import LLMUnavailable
 from veriscale.pipeline.config import RunConfig
 from veriscale.pipeline.run import run_pipeline

@@ -16,8 +16,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from llm_fake_server import FakeOpenAI, Reply, system_prompt, user_prompt
 
+from veriscale.backends.python.format import new_task_dir
 from veriscale.benchmark.model import Signature, Task
-from veriscale.benchmark.python_format import new_task_dir
 from veriscale.llm import prompts
 from veriscale.llm.cache import ResponseCache
 from veriscale.llm.client import (

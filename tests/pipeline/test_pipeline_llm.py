@@ -11,7 +11,7 @@ from rich.console import Console
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "llm"))
 from llm_fake_server import FakeOpenAI, system_prompt
 
-from veriscale.benchmark.python_format import new_task_dir
+from veriscale.backends.python.format import new_task_dir
 from veriscale.pipeline.config import RunConfig
 from veriscale.pipeline.run import run_pipeline
 

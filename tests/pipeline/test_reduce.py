@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 from twin_backend import twin_run
 
-from veriscale.benchmark import python_format, verina
+from veriscale.backends.lean import format as verina
+from veriscale.backends.python import format as python_format
 from veriscale.benchmark.loader import load_benchmark
 from veriscale.benchmark.model import ExpectedPair
 from veriscale.pipeline.config import ReductionSettings

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from veriscale.benchmark.python_format import new_task_dir
+from veriscale.backends.python.format import new_task_dir
 
 TASK_PY = '''\
 # veriscale: aux

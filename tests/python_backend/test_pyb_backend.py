@@ -8,9 +8,9 @@ import pytest
 
 from veriscale.backends.base import Backend, Implementation, Label, Spec, Verdict
 from veriscale.backends.python.backend import PythonBackend
+from veriscale.backends.python.format import load_task_dir
 from veriscale.backends.registry import make_backend
 from veriscale.benchmark.model import Task
-from veriscale.benchmark.python_format import load_task_dir
 
 
 @pytest.fixture(scope="module")

@@ -7,8 +7,7 @@ from pathlib import Path
 
 from pyb_helpers import TASK_PY, write_task
 
-from veriscale.benchmark.loader import load_benchmark
-from veriscale.benchmark.python_format import (
+from veriscale.backends.python.format import (
     FORMAT,
     SectionError,
     load_task_dir,
@@ -16,6 +15,7 @@ from veriscale.benchmark.python_format import (
     split_sections,
     write_task_dir,
 )
+from veriscale.benchmark.loader import load_benchmark
 
 
 def test_load_task(task_dir: Path) -> None:

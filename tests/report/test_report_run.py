@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from veriscale.artifacts import AdversariesArtifact, ReductionArtifact, UnexpectedArtifact
-from veriscale.benchmark import verina
+from veriscale.backends.lean import format as verina
 from veriscale.benchmark.model import ExpectedPair, LeanSections, Signature, Task
 from veriscale.report.report import (
     NOT_AVAILABLE,

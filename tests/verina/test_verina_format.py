@@ -9,9 +9,7 @@ import shutil
 import pytest
 from verina_helpers import edit_json, make_task, write_dataset
 
-from veriscale.benchmark.loader import load_benchmark, task_dirs
-from veriscale.benchmark.model import LeanSections
-from veriscale.benchmark.verina import (
+from veriscale.backends.lean.format import (
     SECTION_FIELDS,
     SectionError,
     lean_text,
@@ -23,6 +21,8 @@ from veriscale.benchmark.verina import (
     with_sections,
     write_task_dir,
 )
+from veriscale.benchmark.loader import load_benchmark, task_dirs
+from veriscale.benchmark.model import LeanSections
 
 
 @pytest.fixture(scope="module")

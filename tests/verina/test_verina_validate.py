@@ -8,8 +8,8 @@ import pytest
 from click.testing import CliRunner
 from verina_helpers import edit_json, write_dataset
 
+from veriscale.backends.lean.format import read_raw
 from veriscale.benchmark.validate import DEFECT_KINDS, lint_dataset, validate_dataset
-from veriscale.benchmark.verina import read_raw
 from veriscale.cli import main
 
 
@@ -160,7 +160,7 @@ def test_verina_lint(verina_dir):
 def test_id_differing_from_folder_is_a_warning(tmp_path):
     from verina_helpers import make_task
 
-    from veriscale.benchmark.verina import write_task_dir
+    from veriscale.backends.lean.format import write_task_dir
 
     write_task_dir(make_task("toy_1"), tmp_path / "renamed")
     report = validate_dataset(tmp_path)

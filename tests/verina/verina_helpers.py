@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from veriscale.backends.lean.format import write_task_dir
 from veriscale.benchmark.model import ExpectedPair, LeanSections, Signature, Task
-from veriscale.benchmark.verina import write_task_dir
 
 
 def make_task(task_id: str = "toy_1") -> Task:

@@ -26,6 +26,9 @@ class LanguagePlugin(Protocol):
     backend: str  # the registry name of its oracle backend
     format_name: str  # the task directory format's name in the run manifest
     screen_name: str  # which checker screens untrusted code, for the run record
+    backend_takes_seed: bool  # its backend takes the run's seed (``seed=``)
+    backend_takes_runner: bool  # its backend takes ``runner=`` (``--runner``)
+    cheap_evaluation: bool  # timing the evaluation is cheap enough to do by default
 
     # task format
     def owns_task_dir(self, path: Path) -> bool: ...

@@ -1,8 +1,7 @@
-"""Load any supported benchmark folder: VERINA directory format or Python-spec tasks.
-
-A benchmark is a folder of task folders. A task folder with ``task.py`` is a
-Python-spec task; one with ``task.lean`` is a VERINA task. One bad task never
-stops the others: its problems come back as :class:`LoadIssue` records.
+"""Load any supported benchmark folder: a folder of task folders, each in the task
+directory format of one language plug-in (VERINA's Lean or Coq track, Python-spec
+tasks). One bad task never stops the others: its problems come back as
+:class:`LoadIssue` records.
 """
 
 from __future__ import annotations
@@ -38,19 +37,19 @@ def task_dirs(root: Path) -> list[Path]:
 
 
 def detect_format(task_dir: Path) -> str:
-    """``python``, ``coq`` (VERINA's Coq track: ``task.v``, no ``task.lean``) or ``verina``."""
-    if (task_dir / "task.py").exists():
-        return "python"
-    if (task_dir / "task.v").exists() and not (task_dir / "task.lean").exists():
-        return "coq"
-    return "verina"
+    """The name of a task folder's format (its language plug-in's ``format_name``:
+    ``python``, ``coq`` or ``verina``)."""
+    from veriscale.backends.language import plugin_for_dir
+
+    return plugin_for_dir(task_dir).format_name
 
 
 def load_benchmark(
     root: Path, tasks: list[str] | None = None
 ) -> tuple[list[Task], list[LoadIssue]]:
-    """All loadable tasks of ``root`` (optionally only ids in ``tasks``) and the issues found."""
-    from veriscale.benchmark import python_format, verina
+    """All loadable tasks of ``root`` (optionally only ids in ``tasks``) and the issues found;
+    each folder is read by the language plug-in that owns it."""
+    from veriscale.backends.language import plugin_for_dir
 
     loaded: list[Task] = []
     issues: list[LoadIssue] = []
@@ -58,12 +57,7 @@ def load_benchmark(
     for d in task_dirs(root):
         if wanted is not None and d.name not in wanted:
             continue
-        fmt = detect_format(d)
-        if fmt == "coq":
-            from veriscale.backends.coq import format as module
-        else:
-            module = python_format if fmt == "python" else verina  # type: ignore[assignment]
-        task, task_issues = module.load_task_dir(d)
+        task, task_issues = plugin_for_dir(d).load_task_dir(d)
         issues.extend(task_issues)
         if task is not None:
             loaded.append(task)

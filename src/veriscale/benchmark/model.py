@@ -124,7 +124,7 @@ class CoqSections:
 
 @dataclass
 class PythonSections:
-    """The sections of a Python-spec ``task.py`` (see ``benchmark/python_format.py``)."""
+    """The sections of a Python-spec ``task.py`` (see ``backends/python/format.py``)."""
 
     aux: str = ""
     precondition: str = ""

@@ -16,16 +16,15 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from veriscale.benchmark.loader import task_dirs
-from veriscale.benchmark.model import Input, LoadIssue, Signature, Task
-from veriscale.benchmark.verina import (
+from veriscale.backends.lean.format import (
     REJECT_JSON,
     TASK_JSON,
     TEST_JSON,
     RawTask,
     build_task,
-    read_raw,
 )
+from veriscale.benchmark.loader import task_dirs
+from veriscale.benchmark.model import Input, LoadIssue, Signature, Task
 from veriscale.values import ValueError_, json_render_hazard, values_equal
 
 DEFECT_KINDS = (
@@ -243,30 +242,26 @@ def lint_dataset(raws: Iterable[RawTask], loader: Loader | None = None) -> Valid
 
 
 def loader_for(raw: RawTask) -> Loader:
-    """VERINA's builder, or the Python-spec format's loader for ``task.py`` folders."""
-    if raw.path is not None and (Path(raw.path) / "task.py").is_file():
-        from veriscale.benchmark import python_format
+    """The loader of the folder's own format (its language plug-in's), or VERINA's
+    builder for raw content that came from no folder."""
+    if raw.path is None:
+        return build_task
+    from veriscale.backends.language import plugin_for_dir
 
-        def load_python(r: RawTask) -> tuple[Task | None, list[LoadIssue]]:
-            return python_format.load_task_dir(Path(r.path or ""))
+    plugin = plugin_for_dir(Path(raw.path))
 
-        return load_python
-    return build_task
+    def load(r: RawTask) -> tuple[Task | None, list[LoadIssue]]:
+        return plugin.load_task_dir(Path(r.path or ""))
+
+    return load
 
 
 def validate_dataset(root: Path) -> ValidationReport:
-    """Read and lint every task folder of ``root``; raises ``NotADataset``."""
-    from veriscale.benchmark.loader import detect_format
+    """Read and lint every task folder of ``root`` (each by its language plug-in);
+    raises ``NotADataset``."""
+    from veriscale.backends.language import plugin_for_dir
 
-    reports = []
-    for d in task_dirs(Path(root)):
-        if detect_format(d) == "coq":
-            from veriscale.backends.coq.format import lint_task_dir
-
-            reports.append(lint_task_dir(d))
-        else:
-            reports.append(lint_raw(read_raw(d), loader_for(read_raw(d))))
-    return ValidationReport(reports)
+    return ValidationReport([plugin_for_dir(d).lint_task_dir(d) for d in task_dirs(Path(root))])
 
 
 __all__ = [

@@ -127,11 +127,9 @@ def evaluate_command(suites: tuple[Path, ...], solutions: Path | None, mutants: 
         if not ts:
             raise click.ClickException(f"{name}: no loadable tasks")
     first_tasks = loaded[0][1]
-    from veriscale.backends.language import has_plugin, language_of, plugin_for
+    from veriscale.backends.language import plugin_for
 
-    lang = language_of(first_tasks[0])
-    name = backend_name or (plugin_for(lang).backend if has_plugin(lang)
-                            else "python" if lang == "python" else "lean")
+    name = backend_name or plugin_for(first_tasks[0]).backend
     options = _backend_options(runner, backend_opts)
     if timeout is not None:
         options["timeout"] = timeout

@@ -46,7 +46,10 @@ def verify_command(dataset_dir: Path, backend_name: str, runner: str | None,
     console = Console(stderr=True)
     info = configure_sandbox(sandbox)
     options: dict[str, object] = {}
-    if runner is not None and backend_name == "lean":
+    from veriscale.backends.language import plugin_for_backend
+
+    plugin = plugin_for_backend(backend_name)
+    if runner is not None and plugin is not None and plugin.backend_takes_runner:
         options["runner"] = runner
     if timeout is not None:
         options["timeout"] = timeout

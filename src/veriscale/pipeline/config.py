@@ -143,15 +143,14 @@ class RunConfig(_Section):
 
 
 def detect_backend(benchmark_dir: Path, tasks: list[str] | None = None) -> str:
-    """The backend a benchmark's own format needs: python when every (selected) task
-    is a Python-spec task, lean otherwise."""
-    from veriscale.benchmark.loader import detect_format, task_dirs
+    """The backend a benchmark's own format needs: that of the one language plug-in
+    whose format every (selected) task folder is in; the default language's otherwise."""
+    from veriscale.backends.language import DEFAULT_LANGUAGE, plugin_for, plugin_for_dir
+    from veriscale.benchmark.loader import task_dirs
 
     dirs = [d for d in task_dirs(benchmark_dir) if not tasks or d.name in tasks]
-    formats = {detect_format(d) for d in dirs}
-    if len(formats) == 1 and formats <= {"python", "coq"}:
-        return formats.pop()
-    return "lean"
+    owners = {plugin_for_dir(d).name for d in dirs}
+    return plugin_for(owners.pop() if len(owners) == 1 else DEFAULT_LANGUAGE).backend
 
 
 def resolve_backend(config: RunConfig, benchmark_dir: Path) -> RunConfig:

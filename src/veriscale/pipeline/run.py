@@ -37,6 +37,7 @@ from veriscale import __version__, artifacts
 from veriscale.artifacts import Artifact, ReductionArtifact
 from veriscale.backends.base import Backend
 from veriscale.backends.coalesce import can_coalesce, coalesced_map
+from veriscale.backends.language import plugin_for_backend
 from veriscale.benchmark.fingerprint import task_fingerprint
 from veriscale.benchmark.loader import NotADataset, detect_format, load_benchmark, task_dirs
 from veriscale.benchmark.model import Input, Task
@@ -176,7 +177,8 @@ class Pipeline:
             assert self.config.backend is not None  # resolved at construction
             isolation.configure(self.config.sandbox)  # raises when "os" cannot isolate
             options = dict(self.config.backend_options)
-            if self.config.backend == "python":
+            plugin = plugin_for_backend(self.config.backend)
+            if plugin is not None and plugin.backend_takes_seed:
                 options.setdefault("seed", self.config.seed)  # seeds `random` per candidate
             self._backend = make_backend(self.config.backend, executor=self.executor, **options)
         return self._backend
@@ -477,7 +479,8 @@ class Pipeline:
         from veriscale.evaluation.mutants import gt_candidate
 
         mode = self.config.report.time_evaluation
-        if mode == "off" or (mode == "auto" and self.config.backend != "python"):
+        plugin = plugin_for_backend(self.config.backend or "")
+        if mode == "off" or (mode == "auto" and not (plugin and plugin.cheap_evaluation)):
             return
         timing: dict[str, Any] = {}
         for name in ("original", "plus", "lite"):

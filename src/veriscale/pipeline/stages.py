@@ -58,10 +58,10 @@ def dedup(items: list[CandidateInput]) -> list[CandidateInput]:
 
 def _language_filter(task: Task) -> Any:
     """The language plug-in's test of which inputs it can evaluate (or None)."""
-    from veriscale.backends.language import has_plugin, language_of, plugin_for
+    from veriscale.backends.language import plugin_for
 
-    lang = language_of(task)
-    return (lambda inp: plugin_for(lang).input_ok(task, inp)) if has_plugin(lang) else None
+    plugin = plugin_for(task)
+    return None if plugin.nat_bound() is None else (lambda inp: plugin.input_ok(task, inp))
 
 
 def stage_candidates(task: Task, config: RunConfig, provider: Any) -> dict[str, Any]:

@@ -129,7 +129,7 @@ def write_suite(final: Path, tasks: list[Task]) -> Path:
     """
     import shutil
 
-    from veriscale.benchmark import python_format, verina
+    from veriscale.backends.language import plugin_for
     from veriscale.pipeline.rundir import replace_dir_atomic
 
     final = Path(final)
@@ -139,10 +139,7 @@ def write_suite(final: Path, tasks: list[Task]) -> Path:
     staging.mkdir(parents=True)
     try:
         for task in tasks:
-            writer = python_format if task.python is not None else verina
-            if task.coq is not None:
-                from veriscale.backends.coq import format as writer
-            writer.write_task_dir(task, staging / task.id)
+            plugin_for(task).write_task_dir(task, staging / task.id)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise

@@ -93,20 +93,11 @@ def multipliers(base: dict[str, Any], other: dict[str, Any]) -> dict[str, float 
 
 
 def dataset_counts(root: Path) -> list[TaskCounts]:
-    """Read every task folder of ``root`` (VERINA or Python-spec format)."""
-    from veriscale.benchmark.loader import detect_format, task_dirs
-    from veriscale.benchmark.verina import REJECT_JSON, TEST_JSON, read_raw
+    """Read every task folder of ``root`` (each in its language plug-in's format)."""
+    from veriscale.backends.language import plugin_for_dir
+    from veriscale.benchmark.loader import task_dirs
 
-    out = []
-    for d in task_dirs(Path(root)):
-        if detect_format(d) == "coq":
-            from veriscale.backends.coq.format import raw_suite
-
-            out.append(raw_counts(d.name, *raw_suite(d)))
-            continue
-        raw = read_raw(d)
-        out.append(raw_counts(raw.name, raw.data.get(TEST_JSON), raw.data.get(REJECT_JSON)))
-    return out
+    return [raw_counts(d.name, *plugin_for_dir(d).raw_suite(d)) for d in task_dirs(Path(root))]
 
 
 def format_number(value: float | int | None, decimals: int = 2) -> str:

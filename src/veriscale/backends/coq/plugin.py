@@ -261,6 +261,9 @@ class CoqPlugin:
     display_name = "Coq"
     backend = "coq"
     format_name = "coq"
+    backend_takes_seed = False  # its backend seeds the candidates' ``random`` from the run's seed
+    backend_takes_runner = False  # its backend takes ``--runner`` (which prover binary)
+    cheap_evaluation = False  # ``time_evaluation = "auto"`` times it (no prover start-up cost)
     screen_name = "veriscale.backends.coq.safety"
 
     def owns_task_dir(self, path: Path) -> bool:

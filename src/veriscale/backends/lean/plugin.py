@@ -16,6 +16,9 @@ class LeanPlugin:
     display_name = "Lean 4"
     backend = "lean"
     format_name = "verina"  # the run manifest's name of the task directory format
+    backend_takes_seed = False  # its backend seeds the candidates' ``random`` from the run's seed
+    backend_takes_runner = True  # its backend takes ``--runner`` (which prover binary)
+    cheap_evaluation = False  # ``time_evaluation = "auto"`` times it (no prover start-up cost)
 
     # ------------------------------------------------------------ task format
 
@@ -27,25 +30,24 @@ class LeanPlugin:
         return (p / "task.lean").exists() or not (p / "task.v").exists()
 
     def load_task_dir(self, path: Path) -> tuple[Task | None, list[Any]]:
-        from veriscale.benchmark import verina
+        from veriscale.backends.lean import format as F
 
-        return verina.load_task_dir(path)
+        return F.load_task_dir(path)
 
     def write_task_dir(self, task: Task, path: Path) -> Path:
-        from veriscale.benchmark import verina
+        from veriscale.backends.lean import format as F
 
-        return verina.write_task_dir(task, path)
+        return F.write_task_dir(task, path)
 
     def lint_task_dir(self, path: Path) -> Any:
-        from veriscale.benchmark.validate import lint_raw, loader_for
-        from veriscale.benchmark.verina import read_raw
+        from veriscale.backends.lean.format import build_task, read_raw
+        from veriscale.benchmark.validate import lint_raw
 
-        raw = read_raw(path)
-        return lint_raw(raw, loader_for(raw))
+        return lint_raw(read_raw(path), build_task)
 
     def raw_suite(self, path: Path) -> tuple[Any, Any]:
         """The parsed test rows and reject rows of a task folder (``None`` if unreadable)."""
-        from veriscale.benchmark.verina import REJECT_JSON, TEST_JSON, read_raw
+        from veriscale.backends.lean.format import REJECT_JSON, TEST_JSON, read_raw
 
         raw = read_raw(path)
         return raw.data.get(TEST_JSON), raw.data.get(REJECT_JSON)

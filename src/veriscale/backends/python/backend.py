@@ -27,6 +27,7 @@ from veriscale.backends.base import (
     Spec,
     Verdict,
 )
+from veriscale.backends.python.format import module_source
 from veriscale.backends.python.sandbox import (
     CallResult,
     Sandbox,
@@ -34,7 +35,6 @@ from veriscale.backends.python.sandbox import (
     check_untrusted_python,
 )
 from veriscale.benchmark.model import Input, Task
-from veriscale.benchmark.python_format import module_source
 from veriscale.execution import Executor, is_remote
 from veriscale.execution.units import call_many_on
 from veriscale.values import check, from_native, to_native

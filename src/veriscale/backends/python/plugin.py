@@ -17,6 +17,9 @@ class PythonPlugin:
     display_name = "Python"
     backend = "python"
     format_name = "python"
+    backend_takes_seed = True  # its backend seeds the candidates' ``random`` from the run's seed
+    backend_takes_runner = False  # its backend takes ``--runner`` (which prover binary)
+    cheap_evaluation = True  # ``time_evaluation = "auto"`` times it (no prover start-up cost)
 
     # ------------------------------------------------------------ task format
 
@@ -24,24 +27,23 @@ class PythonPlugin:
         return (Path(path) / "task.py").exists()
 
     def load_task_dir(self, path: Path) -> tuple[Task | None, list[Any]]:
-        from veriscale.benchmark import python_format
+        from veriscale.backends.python import format as F
 
-        return python_format.load_task_dir(path)
+        return F.load_task_dir(path)
 
     def write_task_dir(self, task: Task, path: Path) -> Path:
-        from veriscale.benchmark import python_format
+        from veriscale.backends.python import format as F
 
-        return python_format.write_task_dir(task, path)
+        return F.write_task_dir(task, path)
 
     def lint_task_dir(self, path: Path) -> Any:
-        from veriscale.benchmark.validate import lint_raw, loader_for
-        from veriscale.benchmark.verina import read_raw
+        from veriscale.backends.lean.format import read_raw
+        from veriscale.benchmark.validate import lint_raw
 
-        raw = read_raw(path)
-        return lint_raw(raw, loader_for(raw))
+        return lint_raw(read_raw(path), lambda _raw: self.load_task_dir(path))
 
     def raw_suite(self, path: Path) -> tuple[Any, Any]:
-        from veriscale.benchmark.verina import REJECT_JSON, TEST_JSON, read_raw
+        from veriscale.backends.lean.format import REJECT_JSON, TEST_JSON, read_raw
 
         raw = read_raw(path)
         return raw.data.get(TEST_JSON), raw.data.get(REJECT_JSON)
