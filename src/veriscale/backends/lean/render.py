@@ -20,7 +20,7 @@ from veriscale.backends.base import Implementation, Spec
 from veriscale.backends.lean.lexer import LexError, blank
 from veriscale.backends.lean.runner import LeanMessage
 from veriscale.backends.lean.safety import check_untrusted_lean
-from veriscale.benchmark.model import Input, Task
+from veriscale.benchmark.model import Input, Signature, Task
 from veriscale.values import (
     ArrayT,
     LeanType,
@@ -77,13 +77,70 @@ def _body(text: str, default: str) -> str:
     return textwrap.indent(body, "  ")
 
 
-def _binders(task: Task) -> str:
-    return " ".join(f"({p.name} : {p.type_text})" for p in task.signature.params)
+# ---------------------------------------------------------------- definition headers
+#
+# The one renderer of Lean definition headers, built from the typed signature (never
+# cut out of ``task.lean``) so every definition has the shape VERINA uses:
+# ``def F (x : T) (h_precond : F_precond (x)) : R``. Prompts, parsers, offline
+# adversaries, solutions and the task format all render headers here.
 
 
-def _precond_call(task: Task) -> str:
-    name = task.signature.name
-    return " ".join([f"{name}_precond", *(f"({p.name})" for p in task.signature.params)])
+def _words(*parts: str) -> str:
+    return " ".join(p for p in parts if p)
+
+
+def binders(sig: Signature, colon: str = " : ") -> str:
+    """``(a : A) (b : B)``; VERINA's theorem writes ``colon=": "``."""
+    return " ".join(f"({p.name}{colon}{p.type_text})" for p in sig.params)
+
+
+def arg_names(sig: Signature, parenthesised: bool = True) -> str:
+    """``(a) (b)`` (every argument parenthesised, VERINA style) or ``a b``."""
+    return " ".join(f"({p.name})" if parenthesised else p.name for p in sig.params)
+
+
+def precond_name(sig: Signature) -> str:
+    return f"{sig.name}_precond"
+
+
+def postcond_name(sig: Signature) -> str:
+    return f"{sig.name}_postcond"
+
+
+def precond_call(sig: Signature) -> str:
+    """``F_precond (a) (b)``: the type of the ``h_precond`` argument."""
+    return _words(precond_name(sig), arg_names(sig))
+
+
+def precond_header(sig: Signature) -> str:
+    return _words("def", precond_name(sig), binders(sig), ": Prop")
+
+
+def postcond_header(sig: Signature, result_colon: str = " : ") -> str:
+    return _words("def", postcond_name(sig), binders(sig),
+                  f"(result{result_colon}{sig.return_text})",
+                  f"(h_precond : {precond_call(sig)})", ": Prop")
+
+
+def code_header(sig: Signature, name: str | None = None) -> str:
+    return _words("def", name or sig.name, binders(sig),
+                  f"(h_precond : {precond_call(sig)})", f": {sig.return_text}")
+
+
+def indent_code_body(body: str) -> str:
+    """VERINA's rule for a CodeGen body: indent by two spaces unless it already starts so."""
+    text = body.strip("\n")
+    if text.startswith("  "):
+        return text
+    return "\n".join(("  " + ln) if ln.strip() else ln for ln in text.splitlines())
+
+
+def code_definition(task: Task, body: str, code_aux: str = "") -> str:
+    """A CodeGen body (VERINA stores bodies) as ``code_aux`` + the full ``def`` with the
+    ground-truth signature."""
+    parts = [code_aux.strip("\n")] if code_aux.strip() else []
+    parts.append(code_header(task.signature) + " :=\n" + indent_code_body(body))
+    return "\n\n".join(parts) + "\n"
 
 
 def _aux(text: str) -> str:
@@ -107,26 +164,15 @@ def _join(*parts: str) -> str:
 
 
 def precond_def(task: Task, body: str) -> str:
-    name = task.signature.name
-    return (f"@[reducible, simp]\ndef {name}_precond {_binders(task)} : Prop :=\n"
-            + _body(body, "True"))
+    return f"@[reducible, simp]\n{precond_header(task.signature)} :=\n" + _body(body, "True")
 
 
 def postcond_def(task: Task, body: str) -> str:
-    sig = task.signature
-    return (
-        f"@[reducible, simp]\ndef {sig.name}_postcond {_binders(task)} "
-        f"(result : {sig.return_text}) (h_precond : {_precond_call(task)}) : Prop :=\n"
-        + _body(body, "True")
-    )
+    return f"@[reducible, simp]\n{postcond_header(task.signature)} :=\n" + _body(body, "True")
 
 
 def code_def(task: Task, body: str) -> str:
-    sig = task.signature
-    return (
-        f"def {sig.name} {_binders(task)} (h_precond : {_precond_call(task)}) "
-        f": {sig.return_text} :=\n" + _body(body, "sorry")
-    )
+    return f"{code_header(task.signature)} :=\n" + _body(body, "sorry")
 
 
 def impl_takes_precond(task: Task, code: str) -> bool:
