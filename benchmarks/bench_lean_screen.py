@@ -15,9 +15,9 @@ import sys
 import time
 from pathlib import Path
 
+from veriscale.backends.lean.render import code_definition as lean_code_definition
 from veriscale.backends.lean.safety import check_untrusted_lean
 from veriscale.benchmark.loader import load_benchmark
-from veriscale.evaluation.solutions import lean_code_definition
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from veriscale.backends.lean.render import code_definition as lean_code_definition
 from veriscale.benchmark.model import LeanSections, PythonSections, Signature, Task
-from veriscale.evaluation.solutions import lean_code_definition, load_solutions, parse_lines
+from veriscale.evaluation.solutions import load_solutions, parse_lines
 
 SIG = Signature.from_json({
     "name": "addOne",

@@ -8,12 +8,15 @@ import re
 import pytest
 
 from veriscale.backends.base import Spec
+from veriscale.backends.lean.conjuncts import split_conjuncts
+from veriscale.backends.lean.templates import lean_templates
+from veriscale.backends.lean.weaken import lean_weakenings
+from veriscale.backends.python.templates import py_perturbations
+from veriscale.backends.python.weaken import python_weakenings
 from veriscale.backends.screen import untrusted_problem
 from veriscale.benchmark.loader import load_benchmark
 from veriscale.benchmark.model import LeanSections, Signature, Task
 from veriscale.llm.offline import OfflineProvider, flawed_specs, offline_decomposition
-from veriscale.llm.templates import lean_templates, py_perturbations
-from veriscale.llm.weaken import lean_weakenings, python_weakenings, split_conjuncts
 from veriscale.values import parse_type
 
 # ---------------------------------------------------------------------- Lean weakening

@@ -9,18 +9,20 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from veriscale.backends.lean.answers import (
+    lean_binders,
+    lean_decls,
+    parse_lean_spec,
+    strip_lean_comments,
+)
+from veriscale.backends.python.answers import parse_python_spec
 from veriscale.benchmark.model import Signature
 from veriscale.llm.parsers import (
     ParseError,
     code_blocks,
-    lean_binders,
-    lean_decls,
     parse_adversaries,
     parse_decomposition,
     parse_inputs,
-    parse_lean_spec,
-    parse_python_spec,
-    strip_lean_comments,
 )
 
 SIG = Signature.from_json({

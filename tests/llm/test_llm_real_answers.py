@@ -16,6 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from llm_fake_server import FakeOpenAI, Reply, system_prompt, user_prompt
 
+from veriscale.backends.python.answers import parse_python_spec
 from veriscale.backends.python.format import new_task_dir
 from veriscale.benchmark.model import Signature, Task
 from veriscale.llm import prompts
@@ -33,7 +34,6 @@ from veriscale.llm.parsers import (
     parse_adversaries,
     parse_decomposition,
     parse_inputs,
-    parse_python_spec,
     split_reasoning,
 )
 from veriscale.llm.provider import CONTINUE, LLMProvider, make_provider
@@ -500,7 +500,7 @@ def test_reading_seeds_never_raises_anything_but_parse_error(text: str) -> None:
 
 
 def test_an_extra_lean_fence_is_not_merged_into_the_spec() -> None:
-    from veriscale.llm.parsers import parse_lean_spec
+    from veriscale.backends.lean.answers import parse_lean_spec
 
     text = ("```lean\ndef maxIndex_postcond (xs : List Int) (result : Nat) "
             "(h_precond : maxIndex_precond (xs)) : Prop :=\n  result < xs.length\n```\n"

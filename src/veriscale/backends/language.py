@@ -10,11 +10,48 @@ in ``veriscale.backends.<language>.plugin``; a new language is one folder under
 from __future__ import annotations
 
 import importlib
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from veriscale.benchmark.model import Task
 from veriscale.values import LeanType
+
+
+@dataclass(frozen=True)
+class Template:
+    """One offline adversary: the red-team strategy, what it does, and its complete code."""
+
+    strategy: str  # constant-return, input-echo, trivial-synthesis, malicious-deletion, ...
+    detail: str
+    code: str
+
+
+@dataclass(frozen=True)
+class Weakening:
+    """One weaker GT postcondition: ``label`` says how (``drop:2``, ``weaken:1:le``...)."""
+
+    label: str
+    body: str
+
+
+@dataclass(frozen=True)
+class PromptParts:
+    """The language's parts of the specification and red-team prompts.
+
+    ``adversary_marker`` holds ``{i}``, the index of the implementation it opens.
+    """
+
+    pre_sig: str  # the precondition's header, as the model must write it
+    post_sig: str
+    impl_sig: str  # the implementation's header
+    spec_rules: str  # how to write the specification in this language
+    forbidden: str  # what adversarial code must never do
+    loopholes: str  # questions that find what a flawed postcondition forgot
+    strategies: str  # the red-team strategies, with this language's constants
+    pre_marker: str  # the comment line before the precondition in the answer
+    post_marker: str
+    adversary_marker: str
 
 
 @runtime_checkable
@@ -70,8 +107,28 @@ class LanguagePlugin(Protocol):
     def prompt_rules(self) -> str: ...
     def code_fence(self) -> str: ...
     def code_header(self, task: Task) -> str: ...
+    def prompt_parts(self, task: Task) -> PromptParts: ...
+    def gt_precondition_text(self, task: Task) -> str:
+        """The GT precondition definition (with its helpers), as shown to a model."""
+
+    def spec_texts(self, task: Task, spec: Any) -> tuple[str, str]:
+        """(precondition, postcondition) definitions of a candidate ``Spec`` as shown to
+        the red team, the GT where the spec has none."""
+
+    def parse_spec_answer(self, text: str, task: Task, origin: str = "", *,
+                          truncated: bool = False) -> Any:
+        """A ``Spec`` from a model's answer; raises ``ParseError`` when none is usable."""
+
+    def parse_adversary_answer(self, text: str, task: Task, origin: str = "",
+                               target_spec: str = "", *, truncated: bool = False
+                               ) -> tuple[list[Any], list[str]]:
+        """(implementations, reasons for rejected chunks) from a red-team answer."""
+
     def code_definition(self, task: Task, body: str, code_aux: str = "") -> str:
         """A candidate's code body as the complete definition the backend runs."""
+
+    def solution_imports(self, imports: str) -> str:
+        """What a solution line's ``imports`` field contributes to its implementation."""
 
 
 # Registration order is the order in which task folders are offered to the plug-ins
@@ -85,11 +142,6 @@ _PLUGINS = {
 DEFAULT_LANGUAGE = "lean"
 """The language of a benchmark whose tasks are of mixed or no known language (VERINA's)."""
 
-_LLM_READY = {"coq"}
-"""Transitional (issue 12 §1): languages whose plug-in also serves the LLM layer's
-prompts and answer parsers; ``llm/**`` asks :func:`has_plugin` until every plug-in does."""
-
-
 def languages() -> list[str]:
     return list(_PLUGINS)
 
@@ -100,11 +152,6 @@ def language_of(task: Task) -> str:
         if getattr(task, name, None) is not None:
             return name
     return DEFAULT_LANGUAGE
-
-
-def has_plugin(language: str) -> bool:
-    """Transitional: does ``language``'s plug-in serve the LLM layer too?"""
-    return language in _LLM_READY
 
 
 def plugin_for(language: str | Task) -> LanguagePlugin:

@@ -36,9 +36,10 @@ from dataclasses import dataclass
 
 from veriscale.backends.base import Implementation, Spec
 from veriscale.backends.lean.conjuncts import split_conjuncts
+from veriscale.backends.lean.render import code_definition
 from veriscale.backends.python.conjuncts import conjuncts
 from veriscale.benchmark.model import Task
-from veriscale.evaluation.solutions import Submission, lean_code_definition
+from veriscale.evaluation.solutions import Submission
 from veriscale.values import ArrayT, LeanType, ListT, OptionT, ProdT, Scalar
 
 DEFAULT_MAX_PER_KIND = 20
@@ -429,7 +430,7 @@ def lean_code_mutants(task: Task, limit: int = DEFAULT_MAX_PER_KIND,
     body = task.lean.code
     items = _lean_rule_mutants(body, _LEAN_CODE_RULES) + _lean_if_mutants(body)
     picked = _pick(items, limit, seed, f"{task.id}:code", body, _lean_normalise)
-    return [(op, lean_code_definition(task, text, task.lean.code_aux)) for op, text in picked]
+    return [(op, code_definition(task, text, task.lean.code_aux)) for op, text in picked]
 
 
 def lean_spec_mutants(task: Task, kind: str, limit: int = DEFAULT_MAX_PER_KIND,

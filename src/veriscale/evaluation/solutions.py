@@ -7,9 +7,10 @@ the aux fields ``code_aux``, ``precond_aux``, ``postcond_aux``, ``imports``.
 Other keys (model name, cost, ...) are ignored. A bad line is reported with its
 line number and field and skipped; it never stops the run.
 
-For Lean tasks ``code`` is a body, as VERINA stores it; it becomes a full
-``def`` with the ground-truth signature (see :func:`lean_code_definition`). For
-Python tasks ``code`` is complete source defining the task function.
+``code`` becomes the complete definition the backend runs through the task's
+language plug-in (``code_definition``): for Lean and Coq tasks ``code`` is a body,
+as VERINA stores it, under the ground-truth signature; for Python tasks it is
+complete source defining the task function.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from pathlib import Path
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError
 
 from veriscale.backends.base import Implementation, Spec
+from veriscale.backends.language import plugin_for
 from veriscale.benchmark.model import Task
 
 
@@ -129,40 +131,14 @@ def parse_lines(lines: Iterable[str | bytes]
     return good, issues
 
 
-def _indent_body(body: str) -> str:
-    """VERINA's rule: indent by two spaces unless the body already starts so."""
-    text = body.strip("\n")
-    if text.startswith("  "):
-        return text
-    return "\n".join(("  " + ln) if ln.strip() else ln for ln in text.splitlines())
-
-
-def lean_code_definition(task: Task, body: str, code_aux: str = "") -> str:
-    """``code_aux`` then ``def F (params) (h_precond : F_precond (p1) ...) : Ret :=`` + body."""
-    sig = task.signature
-    precond_call = " ".join([f"{sig.name}_precond"] + [f"({p.name})" for p in sig.params])
-    binders = [f"({p.name} : {p.type_text})" for p in sig.params]
-    binders.append(f"(h_precond : {precond_call})")
-    head = f"def {sig.name} {' '.join(binders)} : {sig.return_text} :="
-    parts = [code_aux.strip("\n")] if code_aux.strip() else []
-    parts.append(head + "\n" + _indent_body(body))
-    return "\n\n".join(parts) + "\n"
-
-
 def to_candidate(task: Task, sol: SolutionLine, sample: int, line: int = 0) -> Submission:
     """Turn a validated line into backend objects for ``task``."""
     impl = None
     if sol.code is not None:
-        from veriscale.backends.language import has_plugin, language_of, plugin_for
-
-        if has_plugin(language_of(task)):
-            code = plugin_for(task).code_definition(task, sol.code, sol.code_aux)
-        elif task.lean is not None:
-            code = lean_code_definition(task, sol.code, sol.code_aux)
-        else:
-            code = (sol.code_aux.rstrip() + "\n\n" + sol.code) if sol.code_aux.strip() else sol.code
-        impl = Implementation(code=code, id=f"{task.id}#{sample}", origin="solution",
-                              imports=sol.imports if task.lean is not None else "")
+        plugin = plugin_for(task)
+        impl = Implementation(code=plugin.code_definition(task, sol.code, sol.code_aux),
+                              id=f"{task.id}#{sample}", origin="solution",
+                              imports=plugin.solution_imports(sol.imports))
     spec = None
     if sol.precond is not None or sol.postcond is not None:
         spec = Spec(

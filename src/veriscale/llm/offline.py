@@ -4,9 +4,9 @@
 * decomposition: the description's own Input / Output sections;
 * flawed specifications: the GT postcondition with top-level conjuncts dropped
   (one spec per dropped conjunct, and all of them), equalities on ``result``
-  weakened (:mod:`veriscale.llm.weaken`);
+  weakened (the plug-in's ``weakened_postconditions``);
 * adversaries: the red-team strategies and near-miss perturbations of the
-  reference (:mod:`veriscale.llm.templates`).
+  reference (the plug-in's ``adversary_templates``).
 
 Everything depends only on the task and the seed, so two runs agree exactly.
 """
@@ -18,14 +18,12 @@ from collections.abc import Callable, Iterable
 from typing import TypeVar
 
 from veriscale.backends.base import Implementation, Spec
+from veriscale.backends.language import language_of, plugin_for
 from veriscale.backends.screen import untrusted_problem
 from veriscale.benchmark.model import Task
-from veriscale.llm import signatures as S
 from veriscale.llm.client import UsageLedger
 from veriscale.llm.parsers import Decomposition, adversary_id, spec_id
 from veriscale.llm.results import AdversaryResult, SeedResult, SpecResult
-from veriscale.llm.templates import templates_for
-from veriscale.llm.weaken import lean_weakenings, python_weakenings
 
 OFFLINE = "offline"
 
@@ -51,23 +49,11 @@ def offline_decomposition(task: Task) -> Decomposition:
 
 def flawed_specs(task: Task) -> list[Spec]:
     """Weakened GT postconditions; the precondition stays the GT one (``None``)."""
-    ret = task.signature.return_type
-    specs: list[Spec] = []
-    if task.python is not None:
-        for w in python_weakenings(task.python.postcondition, ret):
-            specs.append(Spec(postcond=w.body, origin=f"{OFFLINE}:{w.label}"))
-    elif getattr(task, "coq", None) is not None:
-        from veriscale.backends.language import plugin_for
-
-        for w in plugin_for("coq").weakened_postconditions(task):
-            specs.append(Spec(postcond=w.body, postcond_aux=task.coq.postcond_aux,
-                              origin=f"{OFFLINE}:{w.label}"))
-    elif task.lean is not None and task.lean.postcond.strip():
-        for w in lean_weakenings(task.lean.postcond, ret):
-            specs.append(
-                Spec(postcond=w.body, postcond_aux=task.lean.postcond_aux,
-                     origin=f"{OFFLINE}:{w.label}")
-            )
+    plugin = plugin_for(task)
+    weakenings = plugin.weakened_postconditions(task)
+    post_aux = plugin.ground_truth(task)[1][3] if weakenings else ""
+    specs = [Spec(postcond=w.body, postcond_aux=post_aux, origin=f"{OFFLINE}:{w.label}")
+             for w in weakenings]
     out = []
     for s in specs:
         out.append(Spec(precond=s.precond, postcond=s.postcond, precond_aux=s.precond_aux,
@@ -78,10 +64,10 @@ def flawed_specs(task: Task) -> list[Spec]:
 
 def offline_adversaries(task: Task, target_spec: str = "") -> AdversaryResult:
     """Every offline adversary of ``task`` (deduplicated by code, screened for safety)."""
-    lang = S.language(task)
+    lang = language_of(task)
     result = AdversaryResult()
     seen: set[str] = set()
-    for tpl in templates_for(task):
+    for tpl in plugin_for(task).adversary_templates(task):
         ident = adversary_id(tpl.code)
         if ident in seen:
             continue

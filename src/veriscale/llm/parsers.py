@@ -11,7 +11,7 @@ import ast
 import hashlib
 import json
 import re
-import textwrap
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -365,175 +365,27 @@ def parse_decomposition(text: str) -> Decomposition:
     return Decomposition(inp, out)
 
 
-# ---------------------------------------------------------------------- Lean scanning
-
-_DECL_KW = (
-    "def", "theorem", "lemma", "abbrev", "instance", "structure", "inductive", "class",
-    "axiom", "opaque", "example", "namespace", "section", "end", "open", "variable",
-    "noncomputable", "private", "protected", "partial", "unsafe", "set_option", "attribute",
-    "macro", "syntax", "elab", "macro_rules", "import", "mutual", "universe",
-)
-_DECL_START = re.compile(r"^(@\[|#[a-z]|(?:" + "|".join(_DECL_KW) + r")\b)")
-_DEF_NAME = re.compile(
-    r"^(?:@\[[^\]]*\]\s*)*(?:(?:private|protected|noncomputable|partial|unsafe|nonrec)\s+)*"
-    r"(def|abbrev|theorem|lemma|instance|opaque|axiom|structure|inductive|class)\s+([^\s(:{\[]+)"
-)
+# ---------------------------------------------------------------------- answer syntax
 
 
-def strip_lean_comments(code: str) -> str:
-    """Remove ``--`` and (nested) ``/- -/`` comments, leaving strings and chars intact."""
-    out: list[str] = []
-    i, n, depth = 0, len(code), 0
-    while i < n:
-        c = code[i]
-        if depth:
-            if code.startswith("/-", i):
-                depth += 1
-                i += 2
-            elif code.startswith("-/", i):
-                depth -= 1
-                i += 2
-            else:
-                if c == "\n":
-                    out.append(c)
-                i += 1
-            continue
-        if code.startswith("/-", i):
-            depth, i = 1, i + 2
-        elif code.startswith("--", i):
-            j = code.find("\n", i)
-            i = n if j < 0 else j
-        elif c == '"':
-            j = i + 1
-            while j < n and code[j] != '"':
-                j += 2 if code[j] == "\\" else 1
-            out.append(code[i : j + 1])
-            i = j + 1
-        elif c == "'" and i + 2 < n and (code[i + 2] == "'" or code[i + 1] == "\\"):
-            j = code.find("'", i + 2 if code[i + 1] == "\\" else i + 1)
-            j = i + 2 if j < 0 else j
-            out.append(code[i : j + 1])
-            i = j + 1
-        else:
-            out.append(c)
-            i += 1
-    return "".join(out)
+Helper = tuple[str, str]  # (name, source) of a non-main definition
 
 
 @dataclass(frozen=True)
-class LeanDecl:
-    kind: str  # def, theorem, ... ; "" for a command or an unnamed chunk
-    name: str
-    text: str
+class AnswerSyntax:
+    """How one language's code sits in a model's answer (a plug-in's ``answer_syntax``)."""
+
+    fences: tuple[str, ...]  # fence tags of the language (untagged fences are read too)
+    comment: str  # the line-comment opener that starts a marker line
+    markdown_headings: bool  # ``# Heading`` lines inside code are markdown, not code
+    defined_names: Callable[[str], set[str]]  # names a piece of code defines
+    adversaries_from: Callable[[str, Signature], tuple[list[str], list[str], list[Helper]]]
+    """(adversary sources, problems, helpers) of one chunk of a red-team answer."""
 
 
-def lean_decls(code: str) -> list[LeanDecl]:
-    """Split comment-free Lean code into top-level declarations.
-
-    A declaration starts at a column-0 line opening with a keyword or an attribute;
-    column-0 lines that do not (a body written flush left) continue the previous one.
-    """
-    chunks: list[list[str]] = []
-    pending_attr: list[str] = []
-    for line in code.splitlines():
-        if _DECL_START.match(line):
-            if line.startswith("@[") and not _DEF_NAME.match(line):
-                pending_attr.append(line)
-                continue
-            chunks.append([*pending_attr, line])
-            pending_attr = []
-        elif chunks:
-            chunks[-1].append(line)
-        elif line.strip():
-            chunks.append([line])
-    decls = []
-    for chunk in chunks:
-        text = "\n".join(chunk).strip("\n")
-        m = _DEF_NAME.match(" ".join(ln.strip() for ln in chunk))
-        decls.append(LeanDecl(m.group(1), m.group(2), text) if m else LeanDecl("", "", text))
-    return decls
-
-
-def _top_level_assign(text: str) -> int:
-    """Index of the ``:=`` that ends a definition header (bracket depth 0), or -1."""
-    depth = 0
-    i = 0
-    while i < len(text) - 1:
-        c = text[i]
-        if c in "([{⟨":
-            depth += 1
-        elif c in ")]}⟩":
-            depth -= 1
-        elif c == ":" and text[i + 1] == "=" and depth == 0:
-            return i
-        elif c == '"':
-            j = text.find('"', i + 1)
-            i = len(text) if j < 0 else j
-        i += 1
-    return -1
-
-
-def lean_def_parts(decl_text: str) -> tuple[str, str]:
-    """(header, body) of a ``def``; the body is dedented. Raises when there is no ``:=``."""
-    k = _top_level_assign(decl_text)
-    if k < 0:
-        raise ParseError("definition has no ':=' (equation-style definitions are not supported)")
-    header = decl_text[:k].strip()
-    body = decl_text[k + 2 :]
-    lines = body.split("\n")
-    first = lines[0].strip()
-    rest = textwrap.dedent("\n".join(lines[1:])).strip("\n")
-    body = "\n".join(p for p in (first, rest) if p)
-    return header, body.strip()
-
-
-def lean_binders(header: str) -> list[tuple[str, str]]:
-    """Explicit binders ``(a b : T)`` of a header as (name, type text) pairs, in order."""
-    out: list[tuple[str, str]] = []
-    depth = 0
-    start = -1
-    for i, c in enumerate(header):
-        if c == "(":
-            if depth == 0:
-                start = i
-            depth += 1
-        elif c == ")":
-            depth -= 1
-            if depth == 0 and start >= 0:
-                group = header[start + 1 : i]
-                colon = _top_colon(group)
-                if colon > 0:
-                    names = group[:colon].split()
-                    typ = group[colon + 1 :].strip()
-                    if names and all(re.fullmatch(r"[^\W\d][\w'.]*", x) for x in names):
-                        out.extend((x, typ) for x in names)
-                start = -1
-    return out
-
-
-def _top_colon(group: str) -> int:
-    depth = 0
-    for i, c in enumerate(group):
-        if c in "([{":
-            depth += 1
-        elif c in ")]}":
-            depth -= 1
-        elif (
-            c == ":" and depth == 0 and group[i + 1 : i + 2] not in ("=", ":")
-            and group[i - 1 : i] != ":"
-        ):
-            return i
-    return -1
-
-
-def _rename_prelude(mapping: list[tuple[str, str]]) -> str:
-    return "".join(f"let {old} := {new}\n" for old, new in mapping)
-
-
-def _binder_mapping(
-    got: list[str], want: list[str], what: str
-) -> list[tuple[str, str]]:
-    """``let`` renames that make a body written with ``got`` names work with ``want``."""
+def binder_mapping(got: list[str], want: list[str], what: str) -> list[tuple[str, str]]:
+    """Renames that make a definition written with parameter names ``got`` work with
+    the task's names ``want``; raises when it cannot."""
     if len(got) != len(want):
         raise ParseError(f"{what} has {len(got)} parameters, expected {len(want)} ({want})")
     mapping = [(g, w) for g, w in zip(got, want, strict=True) if g != w]
@@ -542,25 +394,14 @@ def _binder_mapping(
     return mapping
 
 
-def _is_precond_binder(typ: str, sig: Signature) -> bool:
-    return re.search(rf"(?<![\w.']){re.escape(S.precond_name(sig))}(?![\w'])", typ) is not None
-
-
 # ---------------------------------------------------------------------- specs
 
 
 _IDENT = re.compile(r"[^\W\d][\w']*")
 
 
-def _defined_names(code: str, lang: str) -> set[str]:
-    if lang == "python":
-        return set(re.findall(r"(?m)^(?:async\s+)?(?:def|class)\s+(\w+)", code)) | set(
-            re.findall(r"(?m)^(\w+)\s*(?::[^=\n]*)?=(?!=)", code))
-    return {d.name for d in lean_decls(strip_lean_comments(drop_markdown_lines(code))) if d.name}
-
-
-def _artefact_blocks(text: str, languages: tuple[str, ...], wanted: tuple[str, ...],
-                     lang: str) -> list[tuple[str, bool]]:
+def _artefact_blocks(text: str, syntax: AnswerSyntax, wanted: tuple[str, ...]
+                     ) -> list[tuple[str, bool]]:
     """The fenced blocks that make up the requested artefact.
 
     Reasoning is ignored. When several blocks define the artefact (drafts, then the
@@ -568,10 +409,10 @@ def _artefact_blocks(text: str, languages: tuple[str, ...], wanted: tuple[str, .
     something the artefact uses (helpers in their own fence), so a usage example or
     a test in an extra fence is never merged into the artefact.
     """
-    blocks = fenced_blocks(answer_text(text), languages)
+    blocks = fenced_blocks(answer_text(text), syntax.fences)
     if len(blocks) <= 1:
         return blocks
-    defs = [_defined_names(b, lang) for b, _ in blocks]
+    defs = [syntax.defined_names(b) for b, _ in blocks]
     main = [i for i, d in enumerate(defs) if d & set(wanted)]
     if not main:
         return blocks
@@ -589,131 +430,26 @@ def _artefact_blocks(text: str, languages: tuple[str, ...], wanted: tuple[str, .
     return [blocks[i] for i in sorted(chosen)]
 
 
-def _spec_code(text: str, languages: tuple[str, ...], wanted: tuple[str, ...] = (),
-               truncated: bool = False) -> str:
-    lang = "python" if "python" in languages else "lean"
-    blocks = _artefact_blocks(text, languages, wanted, lang) if wanted else fenced_blocks(
-        answer_text(text), languages)
+def spec_code(text: str, syntax: AnswerSyntax, wanted: tuple[str, ...] = (),
+              truncated: bool = False) -> str:
+    """The code of the specification in an answer (see :func:`_artefact_blocks`); raises
+    when the answer was cut inside it."""
+    blocks = _artefact_blocks(text, syntax, wanted) if wanted else fenced_blocks(
+        answer_text(text), syntax.fences)
     if truncated and blocks and not blocks[-1][1] and len(fenced_blocks(text)) >= 1 \
-            and "```" in text and set(wanted) & _defined_names(blocks[-1][0], lang):
+            and "```" in text and set(wanted) & syntax.defined_names(blocks[-1][0]):
         raise ParseError("the answer was cut (finish_reason=length) inside the specification")
     code = "\n".join(b for b, _ in blocks)
-    # In Lean `#` starts a command, never a comment: a `# Heading` line is markdown.
-    return code if lang == "python" else drop_markdown_lines(code)
+    return drop_markdown_lines(code) if syntax.markdown_headings else code
 
 
-def parse_lean_spec(text: str, sig: Signature, origin: str = "", *,
-                    truncated: bool = False) -> Spec:
-    """A candidate Lean spec: bodies of ``F_precond`` / ``F_postcond`` plus their helpers.
-
-    Parameter names the model chose differently are bound with ``let`` so that the
-    body works under the ground-truth header the Lean backend renders.
-    """
-    wanted = (S.precond_name(sig), S.postcond_name(sig))
-    code = strip_lean_comments(_spec_code(text, ("lean", "lean4"), wanted, truncated))
-    decls = lean_decls(code)
-    pre_name, post_name = S.precond_name(sig), S.postcond_name(sig)
-    pre_i = next((i for i, d in enumerate(decls) if d.name == pre_name), -1)
-    post_i = next((i for i, d in enumerate(decls) if d.name == post_name), -1)
-    if post_i < 0:
-        raise ParseError(f"no definition of {post_name}")
-    if pre_i > post_i:
-        raise ParseError(f"{pre_name} is defined after {post_name}")
-    # Unnamed chunks can only precede the first declaration (later column-0 text
-    # continues a definition): prose before unfenced code, ignored.
-    helpers = [d for d in decls if d.kind and d.name not in (pre_name, post_name)]
-
-    def body_of(decl: LeanDecl, want: list[str], what: str) -> str:
-        header, body = lean_def_parts(decl.text)
-        names = [n for n, t in lean_binders(header) if not _is_precond_binder(t, sig)]
-        return _rename_prelude(_binder_mapping(names, want, what)) + body
-
-    precond = None
-    pre_aux = ""
-    if pre_i >= 0:
-        precond = body_of(decls[pre_i], list(sig.names), pre_name)
-        pre_aux = "\n\n".join(d.text for d in helpers if decls.index(d) < pre_i)
-    post_aux = "\n\n".join(d.text for d in helpers if max(pre_i, -1) < decls.index(d) < post_i)
-    postcond = body_of(decls[post_i], [*sig.names, "result"], post_name)
-    spec = Spec(precond=precond, postcond=postcond, precond_aux=pre_aux, postcond_aux=post_aux,
-                origin=origin)
-    return _with_id(spec)
-
-
-def _with_id(spec: Spec) -> Spec:
+def with_id(spec: Spec) -> Spec:
+    """``spec`` with its content id."""
     return Spec(
         precond=spec.precond, postcond=spec.postcond, precond_aux=spec.precond_aux,
         postcond_aux=spec.postcond_aux, imports=spec.imports, id=spec_id(spec),
         origin=spec.origin,
     )
-
-
-class _Renamer(ast.NodeTransformer):
-    def __init__(self, mapping: dict[str, str]) -> None:
-        self.mapping = mapping
-
-    def visit_Name(self, node: ast.Name) -> ast.AST:
-        if node.id in self.mapping:
-            node.id = self.mapping[node.id]
-        return node
-
-    def visit_arg(self, node: ast.arg) -> ast.AST:
-        if node.arg in self.mapping:
-            node.arg = self.mapping[node.arg]
-        return node
-
-
-def _py_module(code: str) -> ast.Module:
-    try:
-        return ast.parse(code)
-    except (SyntaxError, ValueError) as exc:
-        raise ParseError(f"not valid Python: {exc}") from None
-
-
-def _py_function_source(code: str, fn: ast.FunctionDef, want: list[str], what: str) -> str:
-    """The source of ``fn``, with its parameters renamed to ``want`` when they differ."""
-    if fn.args.vararg or fn.args.kwarg or fn.args.kwonlyargs or fn.args.posonlyargs:
-        raise ParseError(f"{what} must take plain positional parameters {want}")
-    got = [a.arg for a in fn.args.args]
-    mapping = _binder_mapping(got, want, what)
-    if not mapping:
-        return ast.get_source_segment(code, fn, padded=False) or ast.unparse(fn)
-    used = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name)}
-    if any(w in used for _, w in mapping):
-        raise ParseError(f"{what}: cannot rename parameters {got} to {want}")
-    renamed = _Renamer(dict(mapping)).visit(ast.parse(ast.unparse(fn)))
-    return ast.unparse(renamed)
-
-
-_PY_KEEP = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom,
-            ast.Assign, ast.AnnAssign)
-
-
-def parse_python_spec(text: str, sig: Signature, origin: str = "", *,
-                      truncated: bool = False) -> Spec:
-    """A candidate Python spec: complete ``precondition`` / ``postcondition`` sources,
-    each preceded by every helper of the answer (definitions, imports, constants;
-    top-level statements such as usage examples are not part of a spec)."""
-    code = textwrap.dedent(_spec_code(text, ("python", "py", "python3"),
-                                      ("precondition", "postcondition"), truncated))
-    module = _py_module(code)
-    pre = post = None
-    helpers: list[str] = []
-    for node in module.body:
-        if isinstance(node, ast.FunctionDef) and node.name == "precondition":
-            pre = _py_function_source(code, node, list(sig.names), "precondition")
-        elif isinstance(node, ast.FunctionDef) and node.name == "postcondition":
-            post = _py_function_source(code, node, [*sig.names, "result"], "postcondition")
-        elif isinstance(node, _PY_KEEP):
-            helpers.append(ast.get_source_segment(code, node, padded=False) or ast.unparse(node))
-    if post is None:
-        raise ParseError("no 'def postcondition' in the answer")
-    aux = "\n\n".join(helpers)
-    join = lambda src: f"{aux}\n\n{src}" if aux else src  # noqa: E731
-    spec = Spec(
-        precond=None if pre is None else join(pre), postcond=join(post), origin=origin
-    )
-    return _with_id(spec)
 
 
 # ---------------------------------------------------------------------- adversaries
@@ -725,7 +461,7 @@ class ParsedAdversaries:
     rejected: list[str] = field(default_factory=list)  # reason per dropped candidate
 
 
-def _marker_chunks(code: str, comment: str) -> list[str]:
+def marker_chunks(code: str, comment: str) -> list[str]:
     pattern = re.compile(
         rf"^[ \t]*{re.escape(comment)}+[ \t]*\**[ \t]*{ADVERSARY_MARKER}\s*#?\s*\d*.*$",
         re.MULTILINE | re.IGNORECASE,
@@ -739,135 +475,14 @@ def _marker_chunks(code: str, comment: str) -> list[str]:
     return [p for p in pieces if p.strip()]
 
 
-def _main_name_re(fn: str) -> re.Pattern[str]:
+def main_name_re(fn: str) -> re.Pattern[str]:
     """``F``, ``F3``, ``F_3``: the task function with the red team's index suffix."""
     return re.compile(rf"^{re.escape(fn)}_?(\d*)$")
 
 
-def _rename_ident(code: str, old: str, new: str) -> str:
+def rename_ident(code: str, old: str, new: str) -> str:
     return re.sub(rf"(?<![\w.']){re.escape(old)}(?![\w'])", new, code)
 
-
-Helper = tuple[str, str]  # (name, source) of a non-main definition
-
-
-def lean_adversaries_from(
-    chunk: str, sig: Signature
-) -> tuple[list[str], list[str], list[Helper]]:
-    """Adversary sources in one chunk: each main definition with the helpers before it,
-    plus every helper of the chunk (for adversaries of other chunks that use them).
-
-    The index suffix is removed from the *main* function's name (the one named after
-    the task function), wherever it sits in the chunk; helpers keep their names.
-    """
-    fn = sig.name
-    main_re = _main_name_re(fn)
-    out: list[str] = []
-    problems: list[str] = []
-    pending: list[LeanDecl] = []
-    helpers: list[Helper] = []
-    for decl in lean_decls(strip_lean_comments(chunk)):
-        m = main_re.match(decl.name) if decl.kind in ("def", "abbrev") else None
-        if not m:
-            if decl.kind:
-                pending.append(decl)
-                helpers.append((decl.name, decl.text))
-            elif decl.text.strip():
-                problems.append(f"unexpected top-level text: {decl.text.strip()[:80]!r}")
-            continue
-        code = "\n\n".join([*(d.text for d in pending), decl.text])
-        pending = []
-        if decl.name != fn:
-            code = _rename_ident(code, decl.name, fn)
-        header_end = _top_level_assign(decl.text)
-        header = decl.text[:header_end] if header_end >= 0 else decl.text.split("\n|")[0]
-        binders = lean_binders(header)
-        if not any(_is_precond_binder(t, sig) for _, t in binders):
-            problems.append(
-                f"{decl.name}: no (h_precond : {S.lean_precond_call(sig)}) argument"
-            )
-            continue
-        plain = [n for n, t in binders if not _is_precond_binder(t, sig)]
-        if len(plain) != len(sig.params):
-            problems.append(f"{decl.name}: {len(plain)} parameters, expected {len(sig.params)}")
-            continue
-        out.append(code.strip() + "\n")
-    if not out and not problems and not helpers:
-        problems.append(f"no definition named {fn} (or {fn}<i>)")
-    return out, problems, helpers
-
-
-def _py_parse_prefix(source: str) -> tuple[ast.Module | None, str, str]:
-    """(module, parsed source, problem): the longest prefix that parses, cut at a
-    column-0 statement, so an answer cut inside its last definition keeps the rest."""
-    try:
-        return ast.parse(source), source, ""
-    except (SyntaxError, ValueError) as exc:
-        first = f"not valid Python: {exc}"
-    lines = source.splitlines(keepends=True)
-    starts = [i for i, ln in enumerate(lines) if re.match(r"(def|class|async|@|import|from)\b",
-                                                          ln)]
-    for cut in reversed(starts):
-        prefix = "".join(lines[:cut])
-        if not prefix.strip():
-            break
-        try:
-            return ast.parse(prefix), prefix, f"{first}; the tail from line {cut + 1} was dropped"
-        except (SyntaxError, ValueError):
-            continue
-    return None, source, first
-
-
-def _py_names(node: ast.stmt) -> list[str]:
-    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-        return [node.name]
-    if isinstance(node, (ast.Import, ast.ImportFrom)):
-        return [(a.asname or a.name).split(".")[0] for a in node.names]
-    if isinstance(node, ast.Assign):
-        return [t.id for t in node.targets if isinstance(t, ast.Name)]
-    if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
-        return [node.target.id]
-    return []
-
-
-def python_adversaries_from(
-    chunk: str, sig: Signature
-) -> tuple[list[str], list[str], list[Helper]]:
-    """Like :func:`lean_adversaries_from`, for Python: ``def F<i>(...)`` → ``def F(...)``."""
-    fn = sig.name
-    main_re = _main_name_re(fn)
-    module, source, problem = _py_parse_prefix(textwrap.dedent(chunk))
-    if module is None:
-        return [], [problem], []
-    out: list[str] = []
-    problems: list[str] = [problem] if problem else []
-    pending: list[str] = []
-    helpers: list[Helper] = []
-    for node in module.body:
-        seg = ast.get_source_segment(source, node, padded=False) or ast.unparse(node)
-        m = main_re.match(node.name) if isinstance(node, ast.FunctionDef) else None
-        if not m:
-            if isinstance(node, _PY_KEEP):
-                pending.append(seg)
-                helpers.extend((name, seg) for name in _py_names(node))
-            continue
-        assert isinstance(node, ast.FunctionDef)
-        args = node.args
-        if args.vararg or args.kwarg or args.kwonlyargs or args.posonlyargs:
-            problems.append(f"{node.name}: must take plain parameters {list(sig.names)}")
-            continue
-        got = [a.arg for a in args.args]
-        if got != list(sig.names):
-            problems.append(f"{node.name}: parameters {got}, expected {list(sig.names)}")
-            continue
-        code = "\n\n".join([*pending, seg])
-        pending = []
-        if node.name != fn:
-            code = _rename_ident(code, node.name, fn)
-        out.append(code.strip() + "\n")
-    if not out and not problems and not helpers:
-        problems.append(f"no function named {fn} (or {fn}<i>)")
-    return out, problems, helpers
 
 
 def with_shared_helpers(code: str, pool: list[Helper], fn: str) -> str:
@@ -898,6 +513,15 @@ def with_shared_helpers(code: str, pool: list[Helper], fn: str) -> str:
     return "\n\n".join([*sources, code.strip()]) + "\n"
 
 
+def _answer_syntax(lang: str) -> AnswerSyntax:
+    from veriscale.backends.language import plugin_for
+
+    syntax = getattr(plugin_for(lang), "answer_syntax", None)
+    if syntax is None:
+        raise LookupError(f"the {lang} plug-in parses its red-team answers itself")
+    return syntax
+
+
 def parse_adversaries(
     text: str, sig: Signature, lang: str, *, origin: str = "", target_spec: str = "",
     truncated: bool = False,
@@ -910,15 +534,12 @@ def parse_adversaries(
     that uses them. In an answer cut by the token limit (``truncated``) the
     adversaries of the unterminated last chunk are dropped, the complete ones kept.
     """
-    if lang == "python":
-        languages, comment, extract = ("python", "py", "python3"), "#", python_adversaries_from
-    else:
-        languages, comment, extract = ("lean", "lean4"), "--", lean_adversaries_from
-    blocks = fenced_blocks(answer_text(text), languages)
+    syntax = _answer_syntax(lang)
+    blocks = fenced_blocks(answer_text(text), syntax.fences)
     chunks: list[tuple[str, bool]] = []  # (code, complete)
     for b, (body, closed) in enumerate(blocks):
-        code = body if lang == "python" else drop_markdown_lines(body)
-        pieces = _marker_chunks(code, comment)
+        code = drop_markdown_lines(body) if syntax.markdown_headings else body
+        pieces = marker_chunks(code, syntax.comment)
         for k, piece in enumerate(pieces):
             last = b == len(blocks) - 1 and k == len(pieces) - 1
             chunks.append((piece, not (truncated and last and not closed)))
@@ -926,7 +547,7 @@ def parse_adversaries(
     found: list[tuple[int, str]] = []
     pool: list[Helper] = []
     for index, (chunk, complete) in enumerate(chunks, start=1):
-        sources, problems, helpers = extract(chunk, sig)
+        sources, problems, helpers = syntax.adversaries_from(chunk, sig)
         pool.extend(helpers)
         if not complete and (sources or problems):
             result.rejected.extend(

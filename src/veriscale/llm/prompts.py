@@ -1,4 +1,4 @@
-"""The four expansion prompts (paper Appendix C), in our own words, for Lean and Python tasks.
+"""The four expansion prompts (paper Appendix C), in our own words, for any language.
 
 Each builder returns chat messages ``[system, user]``. The rules carried over
 from the paper: seeds are a bare JSON array of ``{"input": {...}}`` objects with
@@ -6,16 +6,21 @@ exactly the parameter names, valid and invalid around the GT precondition; the
 decomposition separates explicit (E) from hypothesised (H) constraints; the
 specification translates only E constraints and puts helpers first; the red
 team writes total, pure, *wrong* code that a flawed postcondition still
-accepts, with no axioms, sorry, unsafe tricks, instances or IO.
+accepts, with no axioms, sorry, unsafe tricks, instances or IO. The language's
+parts (headers, rules, markers, fences) come from its plug-in (``prompt_parts``).
 """
 
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 from veriscale.backends.base import Spec
 from veriscale.benchmark.model import Task
 from veriscale.llm import signatures as S
+
+if TYPE_CHECKING:
+    from veriscale.backends.language import LanguagePlugin
 
 Message = dict[str, str]
 
@@ -28,69 +33,15 @@ def _msgs(system: str, user: str) -> list[Message]:
     return [{"role": "system", "content": system.strip()}, {"role": "user", "content": user.strip()}]
 
 
-def _plugin(task: Task):
-    from veriscale.backends.language import has_plugin, plugin_for
+def _plugin(task: Task) -> LanguagePlugin:
+    from veriscale.backends.language import plugin_for
 
-    return plugin_for(task) if has_plugin(S.language(task)) else None
-
-
-def _lang_name(task: Task) -> str:
-    plugin = _plugin(task)
-    if plugin is not None:
-        return plugin.display_name
-    return "Python" if S.language(task) == "python" else "Lean 4"
-
-
-def _fence(task: Task) -> str:
-    plugin = _plugin(task)
-    if plugin is not None:
-        return plugin.code_fence()
-    return "python" if S.language(task) == "python" else "lean"
-
-
-# ---------------------------------------------------------------------- GT text
+    return plugin_for(task)
 
 
 def gt_precondition_text(task: Task) -> str:
     """The full GT precondition definition (with its helpers), as shown to the model."""
-    sig = task.signature
-    if task.python is not None:
-        parts = [task.python.aux.strip(), task.python.precondition.strip()]
-        return "\n\n".join(p for p in parts if p)
-    lean = task.lean
-    body = lean.precond if lean is not None else "True"
-    aux = lean.precond_aux.strip() if lean is not None else ""
-    definition = f"{S.lean_precond_header(sig)} :=\n{_indent(body)}"
-    return f"{aux}\n\n{definition}" if aux else definition
-
-
-def spec_text(task: Task, spec: Spec) -> tuple[str, str]:
-    """(precondition, postcondition) source of a candidate spec, GT where it has none."""
-    sig = task.signature
-    if task.python is not None:
-        pre = spec.precond if spec.precond is not None else gt_precondition_text(task)
-        post = spec.postcond if spec.postcond is not None else task.python.postcondition
-        return pre.strip(), post.strip()
-    lean = task.lean
-    pre_body = spec.precond if spec.precond is not None else (lean.precond if lean else "True")
-    pre_aux = spec.precond_aux if spec.precond is not None else (lean.precond_aux if lean else "")
-    post_body = spec.postcond if spec.postcond is not None else (lean.postcond if lean else "True")
-    post_aux = (
-        spec.postcond_aux if spec.postcond is not None else (lean.postcond_aux if lean else "")
-    )
-    pre = f"{S.lean_precond_header(sig)} :=\n{_indent(pre_body)}"
-    post = f"{S.lean_postcond_header(sig)} :=\n{_indent(post_body)}"
-    return (
-        "\n\n".join(p for p in (pre_aux.strip(), pre) if p),
-        "\n\n".join(p for p in (post_aux.strip(), post) if p),
-    )
-
-
-def _indent(body: str) -> str:
-    lines = body.strip("\n").splitlines() or ["True"]
-    import textwrap
-
-    return textwrap.indent(textwrap.dedent("\n".join(lines)), "  ")
+    return _plugin(task).gt_precondition_text(task)
 
 
 # ---------------------------------------------------------------------- seeds
@@ -109,7 +60,7 @@ def seed_messages(
 ) -> list[Message]:
     """Ask for ``count`` candidate inputs, about ``invalid_share`` of them invalid."""
     sig = task.signature
-    lang = _lang_name(task)
+    lang = _plugin(task).display_name
     invalid = min(count, max(2, round(invalid_share * count))) if count else 0
     system = f"""
 You propose test inputs for a {lang} verification task.
@@ -200,30 +151,10 @@ def decompose_messages(task: Task) -> list[Message]:
 
 
 def spec_messages(task: Task, input_model: str, output_model: str) -> list[Message]:
-    sig = task.signature
-    lang = _lang_name(task)
-    fence = _fence(task)
-    comment = "#" if fence == "python" else "--"
-    pre_line, post_line = f"{comment} {SPEC_PRE_MARKER}", f"{comment} {SPEC_POST_MARKER}"
     plugin = _plugin(task)
-    if plugin is not None:
-        parts = plugin.prompt_parts(task)
-        pre_sig, post_sig, extra = parts["pre_sig"], parts["post_sig"], parts["rules"]
-        pre_line, post_line = parts["pre_marker"], parts["post_marker"]
-    elif fence == "python":
-        pre_sig, post_sig = S.python_precond_header(sig), S.python_postcond_header(sig)
-        extra = (
-            "Write plain Python using only the standard library. Arguments arrive as plain "
-            "Python values (int, bool, float, str, list, tuple, None). Both functions return "
-            "a bool and must not raise on well-typed arguments."
-        )
-    else:
-        pre_sig, post_sig = S.lean_precond_header(sig), S.lean_postcond_header(sig)
-        extra = (
-            "Write complete Lean 4 definitions `def <name> ... := <body>` with exactly the "
-            "given names, parameter names and parameter types. Use core Lean 4 only (no "
-            "Mathlib), and keep the propositions decidable where you can."
-        )
+    lang, fence, parts = plugin.display_name, plugin.code_fence(), plugin.prompt_parts(task)
+    pre_sig, post_sig, extra = parts.pre_sig, parts.post_sig, parts.spec_rules
+    pre_line, post_line = parts.pre_marker, parts.post_marker
     system = f"""
 Role: you are an expert in {lang}. From a problem description and its mathematical model
 you write the precondition and the postcondition of the function.
@@ -265,86 +196,15 @@ Postcondition signature:
 
 # ---------------------------------------------------------------------- red team
 
-_LEAN_FORBIDDEN = """\
-Your functions must be pure and total. Never:
-- declare an `axiom`, use `sorry`, or define anything `opaque` or `noncomputable`;
-- use `unsafe`, `partial`, or recursion that does not terminate;
-- use `@[implemented_by ...]`, `@[extern ...]` or any attribute that changes how code runs;
-- declare an `instance`, or redefine `BEq`, `DecidableEq`, `LE`, `LT`, `Ord`, `Hashable`,
-  `Membership`, `GetElem` or arithmetic for standard types;
-- use `IO`, `ST`, references or any side effect; `Classical.choose` / `choose_spec`;
-- use `#eval`, `#exit`, `run_cmd`, `macro`, `syntax`, `elab`, `set_option` or `open ... in`;
-- define new `structure`s or `inductive`s, wrapper or sentinel types, `Subtype` values with
-  fake proofs, or `Decidable` instances that always say yes.
-Outputs are plain values of the declared type (Nat, Int, String, List α, Array α, Option α,
-tuples of these, ...)."""
-
-_PY_FORBIDDEN = """\
-Your functions must be pure and terminate quickly. Never import anything (no os, sys,
-subprocess, builtins, inspect, ctypes, importlib), never use eval, exec, compile, open,
-globals, setattr on modules, __import__, dunder attributes or threads, and never try to
-read, patch or replace the checker. Return plain values of the declared type (int, bool,
-float, str, list, tuple, None)."""
-
-
 def adversary_messages(task: Task, spec: Spec, count: int = 5) -> list[Message]:
     """Ask for ``count`` wrong implementations that the flawed ``spec`` still accepts."""
     sig = task.signature
-    fence = _fence(task)
-    lang = _lang_name(task)
-    comment = "#" if fence == "python" else "--"
     plugin = _plugin(task)
-    marker = f"{comment} {ADVERSARY_MARKER} {{i}}"
-    if plugin is not None:
-        parts = plugin.prompt_parts(task)
-        s = task.coq if task.coq is not None else None
-        pre = post = ""
-        if s is not None:
-            pre_body = spec.precond if spec.precond is not None else s.precond
-            post_body = spec.postcond if spec.postcond is not None else s.postcond
-            pre_aux = spec.precond_aux if spec.precond is not None else s.precond_aux
-            post_aux = spec.postcond_aux if spec.postcond is not None else s.postcond_aux
-            pre = f"{pre_aux.strip()}\n\n{parts['pre_sig']}\n  {pre_body.strip()}.".strip()
-            post = f"{post_aux.strip()}\n\n{parts['post_sig']}\n  {post_body.strip()}.".strip()
-        impl_sig, forbidden = parts["impl_sig"], parts["rules"]
-        loopholes, strategies = parts["loopholes"], parts["strategies"]
-        marker = parts["adversary_marker"]
-    else:
-        pre, post = spec_text(task, spec)
-    if plugin is not None:
-        pass  # the plug-in gave every language part above
-    elif fence == "python":
-        impl_sig = S.python_code_header(sig)
-        forbidden = _PY_FORBIDDEN
-        loopholes = (
-            "- does it check len(result) but not the elements?\n"
-            "- does it check sortedness but not that the elements come from the input?\n"
-            "- does it use any()/an existential without bounding the witness?\n"
-            "- is an all(...) over an empty collection vacuously true?"
-        )
-        strategies = (
-            "constant return (0, [], '', False, None, (0, 0)); input echoing (return the "
-            "input unchanged); trivial synthesis ([0] * n, list(range(n)), made-up data of "
-            "the right shape or length); malicious deletion (delete everything, return []); "
-            "edge-case exploitation (force empty / zero / None states that make universal "
-            "checks vacuous)"
-        )
-    else:
-        impl_sig = S.lean_code_header(sig)
-        forbidden = _LEAN_FORBIDDEN
-        loopholes = (
-            "- does it check `List.length` but not the elements?\n"
-            "- does it check sortedness but not that the elements come from the input?\n"
-            "- does it use `∃` without bounding the witness?\n"
-            "- is a `∀ x ∈ xs` check vacuously true on the empty list?"
-        )
-        strategies = (
-            "constant return (`0`, `[]`, `#[]`, `\"\"`, `false`, `none`); input echoing "
-            "(return an input unchanged); trivial synthesis (`List.replicate n 0`, "
-            "`List.range n`, made-up data of the right shape or length); malicious deletion "
-            "(delete everything, return `[]` / `#[]`); edge-case exploitation (force empty / "
-            "zero / `none` states that make universal checks vacuous)"
-        )
+    lang, fence, parts = plugin.display_name, plugin.code_fence(), plugin.prompt_parts(task)
+    pre, post = plugin.spec_texts(task, spec)
+    impl_sig, forbidden = parts.impl_sig, parts.forbidden
+    loopholes, strategies = parts.loopholes, parts.strategies
+    marker = parts.adversary_marker
     system = f"""
 Role: you are a red teamer in formal verification, a deliberately lazy programmer who games
 specifications. You look for what a flawed postcondition forgot to check and write

@@ -20,10 +20,10 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from veriscale.backends.base import Spec
+from veriscale.backends.language import language_of, plugin_for
 from veriscale.backends.screen import untrusted_problem
 from veriscale.benchmark.model import Task
 from veriscale.llm import prompts
-from veriscale.llm import signatures as S
 from veriscale.llm.cache import ResponseCache
 from veriscale.llm.client import ChatClient, LLMUnavailable, UsageLedger
 from veriscale.llm.config import Endpoint, LLMConfig, load_llm_config
@@ -35,13 +35,11 @@ from veriscale.llm.offline import (
 )
 from veriscale.llm.parsers import (
     Decomposition,
+    ParsedAdversaries,
     ParseError,
     answer_text,
-    parse_adversaries,
     parse_decomposition,
     parse_inputs,
-    parse_lean_spec,
-    parse_python_spec,
 )
 from veriscale.llm.results import AdversaryResult, SeedResult, SpecResult
 
@@ -318,7 +316,7 @@ class LLMProvider:
                              "offline-fallback: " + ("; ".join(issues)[:300] or "offline"))
 
     def _screen_spec(self, task: Task, spec: Spec) -> Spec:
-        lang = S.language(task)
+        lang = language_of(task)
         for part, kind in ((spec.precond_aux, "commands"), (spec.precond, "term"),
                            (spec.postcond_aux, "commands"), (spec.postcond, "term")):
             why = untrusted_problem(part, lang, kind) if part else None
@@ -330,7 +328,7 @@ class LLMProvider:
         self, task: Task, decomposition: Decomposition | None = None
     ) -> SpecResult:
         d = decomposition or self.decompose(task)
-        lang = S.language(task)
+        plugin = plugin_for(task)
         endpoints = self.config.endpoints("spec")
         result = SpecResult()
         stats: dict[str, Any] = {"asked": len(endpoints), "kept": 0}
@@ -342,15 +340,7 @@ class LLMProvider:
                 origin = f"llm:{endpoint.model}"
 
                 def parse(text: str, truncated: bool) -> Spec:
-                    from veriscale.backends.language import has_plugin, plugin_for
-
-                    if has_plugin(lang):
-                        spec = plugin_for(lang).parse_spec_answer(text, task, origin)
-                    elif lang == "python":
-                        spec = parse_python_spec(text, task.signature, origin,
-                                                 truncated=truncated)
-                    else:
-                        spec = parse_lean_spec(text, task.signature, origin, truncated=truncated)
+                    spec = plugin.parse_spec_answer(text, task, origin, truncated=truncated)
                     return self._screen_spec(task, spec)
 
                 return self._ask(task, "spec", endpoint, messages, parse, stats=stats)
@@ -379,7 +369,8 @@ class LLMProvider:
 
     def adversaries(self, task: Task, spec: Spec, n: int | None = None) -> AdversaryResult:
         count = n or 5
-        lang = S.language(task)
+        lang = language_of(task)
+        plugin = plugin_for(lang)
         endpoints = self.config.endpoints("redteam")
         rejected: list[str] = []
         stats: dict[str, Any] = {"asked": count * len(endpoints), "proposed": 0, "kept": 0}
@@ -392,19 +383,9 @@ class LLMProvider:
                 origin = f"llm:{endpoint.model}"
 
                 def parse(text: str, truncated: bool) -> Any:
-                    from veriscale.backends.language import has_plugin, plugin_for
-
-                    if has_plugin(lang):
-                        impls, bad = plugin_for(lang).parse_adversary_answer(
-                            text, task, origin, spec.id)
-                        from veriscale.llm.parsers import ParsedAdversaries
-
-                        parsed = ParsedAdversaries(impls, bad)
-                    else:
-                        parsed = parse_adversaries(
-                            text, task.signature, lang, origin=origin, target_spec=spec.id,
-                            truncated=truncated,
-                        )
+                    impls, bad = plugin.parse_adversary_answer(text, task, origin, spec.id,
+                                                               truncated=truncated)
+                    parsed = ParsedAdversaries(impls, bad)
                     safe = []
                     for impl in parsed.implementations:
                         why = untrusted_problem(impl.code, lang)

@@ -18,6 +18,7 @@ from veriscale.backends.coq.lexer import split_conjuncts
 from veriscale.backends.coq.literal import nat_magnitude, parse_coq, to_coq
 from veriscale.backends.coq.safety import screen, screen_term
 from veriscale.backends.coq.types import coq_type, parse_coq_type
+from veriscale.backends.language import PromptParts
 from veriscale.benchmark.model import Param, Task
 from veriscale.values import ArrayT, LeanType, ListT, OptionT, ProdT, Scalar
 
@@ -340,25 +341,48 @@ class CoqPlugin:
     def code_header(self, task: Task) -> str:
         return code_header(task)
 
-    def prompt_parts(self, task: Task) -> dict[str, str]:
+    def prompt_parts(self, task: Task) -> PromptParts:
         """The language parts of the spec and red-team prompts."""
-        return {"pre_sig": precond_header(task), "post_sig": postcond_header(task),
-                "impl_sig": code_header(task), "rules": PROMPT_RULES,
-                "pre_marker": SPEC_PRE, "post_marker": SPEC_POST,
-                "adversary_marker": ADVERSARY + " {i} *)",
-                "loopholes": "- does it check `length result` but not the elements?\n"
-                             "- does it check sortedness but not that the elements come from "
-                             "the input?\n- is a `forallb` over an empty list vacuously true?",
-                "strategies": "constant return (`0%Z`, `[]`, `\"\"%string`, `false`, `None`); "
-                              "input echoing; trivial synthesis (`repeat 0 n`, `seq 0 n`); "
-                              "malicious deletion (return `[]`); edge-case exploitation"}
+        return PromptParts(
+            pre_sig=precond_header(task), post_sig=postcond_header(task),
+            impl_sig=code_header(task), spec_rules=PROMPT_RULES, forbidden=PROMPT_RULES,
+            pre_marker=SPEC_PRE, post_marker=SPEC_POST, adversary_marker=ADVERSARY + " {i} *)",
+            loopholes="- does it check `length result` but not the elements?\n"
+                      "- does it check sortedness but not that the elements come from "
+                      "the input?\n- is a `forallb` over an empty list vacuously true?",
+            strategies="constant return (`0%Z`, `[]`, `\"\"%string`, `false`, `None`); "
+                       "input echoing; trivial synthesis (`repeat 0 n`, `seq 0 n`); "
+                       "malicious deletion (return `[]`); edge-case exploitation")
 
-    def parse_spec_answer(self, text: str, task: Task, origin: str = "") -> Any:
+    def gt_precondition_text(self, task: Task) -> str:
+        from veriscale.backends.base import Spec
+
+        return self.spec_texts(task, Spec())[0]
+
+    def spec_texts(self, task: Task, spec: Any) -> tuple[str, str]:
+        """(precondition, postcondition) definitions of ``spec``, the GT where it has none."""
+        s = task.coq
+        if s is None:
+            return "", ""
+        pre_body = spec.precond if spec.precond is not None else s.precond
+        post_body = spec.postcond if spec.postcond is not None else s.postcond
+        pre_aux = spec.precond_aux if spec.precond is not None else s.precond_aux
+        post_aux = spec.postcond_aux if spec.postcond is not None else s.postcond_aux
+        pre = f"{pre_aux.strip()}\n\n{precond_header(task)}\n  {pre_body.strip()}.".strip()
+        post = f"{post_aux.strip()}\n\n{postcond_header(task)}\n  {post_body.strip()}.".strip()
+        return pre, post
+
+    def parse_spec_answer(self, text: str, task: Task, origin: str = "", *,
+                          truncated: bool = False) -> Any:
         return parse_spec_answer(text, task, origin)
 
     def parse_adversary_answer(self, text: str, task: Task, origin: str = "",
-                               target_spec: str = "") -> tuple[list[Any], list[str]]:
+                               target_spec: str = "", *, truncated: bool = False
+                               ) -> tuple[list[Any], list[str]]:
         return parse_adversary_answer(text, task, origin, target_spec)
+
+    def solution_imports(self, imports: str) -> str:
+        return ""  # a Coq candidate brings no imports of its own
 
     def code_definition(self, task: Task, body: str, code_aux: str = "") -> str:
         """A CodeGen body (VERINA stores bodies) as ``code_aux`` + the full definition."""

@@ -93,12 +93,12 @@ class LeanPlugin:
     # ------------------------------------------------------------ red team, weakenings, mutants
 
     def adversary_templates(self, task: Task) -> list[Any]:
-        from veriscale.llm.templates import lean_templates
+        from veriscale.backends.lean.templates import lean_templates
 
         return lean_templates(task)
 
     def weakened_postconditions(self, task: Task) -> list[Any]:
-        from veriscale.llm.weaken import lean_weakenings
+        from veriscale.backends.lean.weaken import lean_weakenings
 
         if task.lean is None or not task.lean.postcond.strip():
             return []
@@ -129,18 +129,64 @@ class LeanPlugin:
 
     # ------------------------------------------------------------ LLM prompts and answers
 
+    @property
+    def answer_syntax(self) -> Any:
+        """How Lean code sits in a model's answer (for :mod:`veriscale.llm.parsers`)."""
+        from veriscale.backends.lean.answers import ANSWER_SYNTAX
+
+        return ANSWER_SYNTAX
+
+    def prompt_rules(self) -> str:
+        from veriscale.backends.lean.prompting import SPEC_RULES
+
+        return SPEC_RULES
+
     def code_fence(self) -> str:
         return "lean"
 
     def code_header(self, task: Task) -> str:
-        from veriscale.llm.signatures import lean_code_header
+        from veriscale.backends.lean.render import code_header
 
-        return lean_code_header(task.signature)
+        return code_header(task.signature)
+
+    def prompt_parts(self, task: Task) -> Any:
+        from veriscale.backends.lean.prompting import prompt_parts
+
+        return prompt_parts(task)
+
+    def gt_precondition_text(self, task: Task) -> str:
+        from veriscale.backends.lean.prompting import gt_precondition_text
+
+        return gt_precondition_text(task)
+
+    def spec_texts(self, task: Task, spec: Any) -> tuple[str, str]:
+        from veriscale.backends.lean.prompting import spec_texts
+
+        return spec_texts(task, spec)
+
+    def parse_spec_answer(self, text: str, task: Task, origin: str = "", *,
+                          truncated: bool = False) -> Any:
+        from veriscale.backends.lean.answers import parse_lean_spec
+
+        return parse_lean_spec(text, task.signature, origin, truncated=truncated)
+
+    def parse_adversary_answer(self, text: str, task: Task, origin: str = "",
+                               target_spec: str = "", *, truncated: bool = False
+                               ) -> tuple[list[Any], list[str]]:
+        from veriscale.llm.parsers import parse_adversaries
+
+        parsed = parse_adversaries(text, task.signature, self.name, origin=origin,
+                                   target_spec=target_spec, truncated=truncated)
+        return parsed.implementations, parsed.rejected
 
     def code_definition(self, task: Task, body: str, code_aux: str = "") -> str:
-        from veriscale.evaluation.solutions import lean_code_definition
+        """A CodeGen body (VERINA stores bodies) as the full ``def`` after ``code_aux``."""
+        from veriscale.backends.lean.render import code_definition
 
-        return lean_code_definition(task, body, code_aux)
+        return code_definition(task, body, code_aux)
+
+    def solution_imports(self, imports: str) -> str:
+        return imports  # VERINA merges a solution's imports into CodeGen's file
 
 
 LEAN = LeanPlugin()

@@ -84,12 +84,12 @@ class PythonPlugin:
     # ------------------------------------------------------------ red team, weakenings, mutants
 
     def adversary_templates(self, task: Task) -> list[Any]:
-        from veriscale.llm.templates import python_templates
+        from veriscale.backends.python.templates import python_templates
 
         return python_templates(task)
 
     def weakened_postconditions(self, task: Task) -> list[Any]:
-        from veriscale.llm.weaken import python_weakenings
+        from veriscale.backends.python.weaken import python_weakenings
 
         if task.python is None:
             return []
@@ -121,17 +121,62 @@ class PythonPlugin:
 
     # ------------------------------------------------------------ LLM prompts and answers
 
+    @property
+    def answer_syntax(self) -> Any:
+        """How Python code sits in a model's answer (for :mod:`veriscale.llm.parsers`)."""
+        from veriscale.backends.python.answers import ANSWER_SYNTAX
+
+        return ANSWER_SYNTAX
+
+    def prompt_rules(self) -> str:
+        from veriscale.backends.python.prompting import SPEC_RULES
+
+        return SPEC_RULES
+
     def code_fence(self) -> str:
         return "python"
 
     def code_header(self, task: Task) -> str:
-        from veriscale.llm.signatures import python_code_header
+        from veriscale.backends.python.prompting import code_header
 
-        return python_code_header(task.signature)
+        return code_header(task.signature)
+
+    def prompt_parts(self, task: Task) -> Any:
+        from veriscale.backends.python.prompting import prompt_parts
+
+        return prompt_parts(task)
+
+    def gt_precondition_text(self, task: Task) -> str:
+        from veriscale.backends.python.prompting import gt_precondition_text
+
+        return gt_precondition_text(task)
+
+    def spec_texts(self, task: Task, spec: Any) -> tuple[str, str]:
+        from veriscale.backends.python.prompting import spec_texts
+
+        return spec_texts(task, spec)
+
+    def parse_spec_answer(self, text: str, task: Task, origin: str = "", *,
+                          truncated: bool = False) -> Any:
+        from veriscale.backends.python.answers import parse_python_spec
+
+        return parse_python_spec(text, task.signature, origin, truncated=truncated)
+
+    def parse_adversary_answer(self, text: str, task: Task, origin: str = "",
+                               target_spec: str = "", *, truncated: bool = False
+                               ) -> tuple[list[Any], list[str]]:
+        from veriscale.llm.parsers import parse_adversaries
+
+        parsed = parse_adversaries(text, task.signature, self.name, origin=origin,
+                                   target_spec=target_spec, truncated=truncated)
+        return parsed.implementations, parsed.rejected
 
     def code_definition(self, task: Task, body: str, code_aux: str = "") -> str:
         """A candidate's code as the module the backend runs (aux first)."""
         return (code_aux.rstrip() + "\n\n" + body) if code_aux.strip() else body
+
+    def solution_imports(self, imports: str) -> str:
+        return ""  # Python candidates import nothing through the solutions file
 
 
 PYTHON = PythonPlugin()
