@@ -143,12 +143,10 @@ def render_task_lean(
     """A ``task.lean`` in VERINA's layout for ``sections`` (for tasks built from
     scratch or whose sections changed). Parsing the result gives the same
     bodies back, with unindented definition bodies indented by two spaces."""
+    from veriscale.backends.lean import render as H
+
     name = signature.name
-    binders = " ".join(f"({p.name} : {p.type_text})" for p in signature.params)
-    tight = " ".join(f"({p.name}: {p.type_text})" for p in signature.params)
-    args = " ".join(f"({p.name})" for p in signature.params)
-    ret = signature.return_text
-    hyp = f"(h_precond : {name}_precond{' ' + args if args else ''})"
+    args = H.arg_names(signature)
     parts: list[str] = []
     if sections.task_imports.strip():
         parts.append(_block("import", sections.task_imports, " type=task") + "\n")
@@ -158,23 +156,24 @@ def render_task_lean(
     parts.append(_block("solution_aux", sections.solution_aux) + "\n")
     parts.append(_block("precond_aux", sections.precond_aux) + "\n")
     parts.append(
-        f"{precond_attr}\ndef {name}_precond{_sp(binders)} : Prop :=\n"
+        f"{precond_attr}\n{H.precond_header(signature)} :=\n"
         + _def_block("precond", sections.precond)
         + "\n\n"
     )
     parts.append(_block("code_aux", sections.code_aux) + "\n\n")
     parts.append(
-        f"def {name}{_sp(binders)} {hyp} : {ret} :=\n" + _def_block("code", sections.code) + "\n\n"
+        f"{H.code_header(signature)} :=\n" + _def_block("code", sections.code) + "\n\n"
     )
     parts.append(_block("postcond_aux", sections.postcond_aux) + "\n\n")
     parts.append(
-        f"{postcond_attr}\ndef {name}_postcond{_sp(binders)} (result: {ret}) {hyp} : Prop :=\n"
+        f"{postcond_attr}\n{H.postcond_header(signature, result_colon=': ')} :=\n"
         + _def_block("postcond", sections.postcond)
         + "\n\n"
     )
     parts.append(_block("proof_aux", sections.proof_aux) + "\n\n")
     parts.append(
-        f"theorem {name}_spec_satisfied{_sp(tight)} {hyp} :\n"
+        f"theorem {name}_spec_satisfied{_sp(H.binders(signature, ': '))} "
+        f"(h_precond : {H.precond_call(signature)}) :\n"
         f"    {name}_postcond{_sp(args)} ({name}{_sp(args)} h_precond) h_precond := by\n"
         + _def_block("proof", sections.proof)
     )
