@@ -131,6 +131,71 @@ class LanguagePlugin(Protocol):
         """What a solution line's ``imports`` field contributes to its implementation."""
 
 
+
+class ModuleLLMParts:
+    """The LLM-side methods of a plug-in whose language package has a ``prompting`` and
+    an ``answers`` module (Lean, Python), so each plug-in states them once.
+
+    ``prompting``: ``precond_header`` / ``postcond_header`` / ``code_header`` (of a
+    signature), ``COMMENT``, ``SPEC_RULES``, ``FORBIDDEN``, ``LOOPHOLES``, ``STRATEGIES``,
+    ``gt_precondition_text``, ``spec_texts``. ``answers``: ``ANSWER_SYNTAX`` (read by
+    :func:`veriscale.llm.parsers.parse_adversaries`) and ``parse_spec``.
+    """
+
+    name: str
+    package: str  # "veriscale.backends.lean"
+    fence: str  # the code fence tag of prompts
+
+    def _module(self, which: str) -> Any:
+        return importlib.import_module(f"{self.package}.{which}")
+
+    @property
+    def answer_syntax(self) -> Any:
+        return self._module("answers").ANSWER_SYNTAX
+
+    def prompt_rules(self) -> str:
+        return self._module("prompting").SPEC_RULES
+
+    def code_fence(self) -> str:
+        return self.fence
+
+    def code_header(self, task: Task) -> str:
+        return self._module("prompting").code_header(task.signature)
+
+    def prompt_parts(self, task: Task) -> PromptParts:
+        from veriscale.llm.prompts import ADVERSARY_MARKER, SPEC_POST_MARKER, SPEC_PRE_MARKER
+
+        p, sig = self._module("prompting"), task.signature
+        return PromptParts(
+            pre_sig=p.precond_header(sig), post_sig=p.postcond_header(sig),
+            impl_sig=p.code_header(sig), spec_rules=p.SPEC_RULES, forbidden=p.FORBIDDEN,
+            loopholes=p.LOOPHOLES, strategies=p.STRATEGIES,
+            pre_marker=f"{p.COMMENT} {SPEC_PRE_MARKER}",
+            post_marker=f"{p.COMMENT} {SPEC_POST_MARKER}",
+            adversary_marker=f"{p.COMMENT} {ADVERSARY_MARKER} {{i}}",
+        )
+
+    def gt_precondition_text(self, task: Task) -> str:
+        return self._module("prompting").gt_precondition_text(task)
+
+    def spec_texts(self, task: Task, spec: Any) -> tuple[str, str]:
+        return self._module("prompting").spec_texts(task, spec)
+
+    def parse_spec_answer(self, text: str, task: Task, origin: str = "", *,
+                          truncated: bool = False) -> Any:
+        return self._module("answers").parse_spec(text, task.signature, origin,
+                                                  truncated=truncated)
+
+    def parse_adversary_answer(self, text: str, task: Task, origin: str = "",
+                               target_spec: str = "", *, truncated: bool = False
+                               ) -> tuple[list[Any], list[str]]:
+        from veriscale.llm.parsers import parse_adversaries
+
+        parsed = parse_adversaries(text, task.signature, self.name, origin=origin,
+                                   target_spec=target_spec, truncated=truncated)
+        return parsed.implementations, parsed.rejected
+
+
 # Registration order is the order in which task folders are offered to the plug-ins
 # (a folder with ``task.lean`` and ``task.v`` is a Lean task).
 _PLUGINS = {

@@ -501,7 +501,7 @@ def make_provider(
     """The provider a run config asks for: offline unless an endpoint/model is configured.
 
     ``backend`` is accepted for the record; the task itself says which language
-    (Lean or Python) prompts and parsers use.
+    plug-in's prompt parts and parsers are used.
     """
     config = load_llm_config(llm)
     if config.offline:

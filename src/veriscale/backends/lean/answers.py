@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from veriscale.backends.base import Spec
 from veriscale.backends.lean.lexer import strip_comments_or_keep as strip_lean_comments
+from veriscale.backends.lean.prompting import COMMENT
 from veriscale.backends.lean.render import postcond_name, precond_call, precond_name
 from veriscale.benchmark.model import Signature
 from veriscale.llm.parsers import (
@@ -244,9 +245,11 @@ def lean_adversaries_from(
 
 
 ANSWER_SYNTAX = AnswerSyntax(
-    fences=("lean", "lean4"), comment="--", markdown_headings=True,
+    fences=("lean", "lean4"), comment=COMMENT, markdown_headings=True,
     defined_names=defined_names, adversaries_from=lean_adversaries_from,
 )
 """How Lean code sits in an answer. In Lean ``#`` starts a command, never a comment:
 a ``# Heading`` line inside code is markdown."""
 
+
+parse_spec = parse_lean_spec  # the name :class:`~veriscale.backends.language.ModuleLLMParts` calls

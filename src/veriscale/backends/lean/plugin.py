@@ -1,20 +1,23 @@
 """The Lean 4 language plug-in (see :mod:`veriscale.backends.language`): what the
 stages need to know about Lean, in one place. The LLM-side parts (prompt parts,
-answer parsers) are added by the LLM layer's owner."""
+answer parsers) are served from its ``prompting`` and ``answers`` modules."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
+from veriscale.backends.language import ModuleLLMParts
 from veriscale.benchmark.model import Task
 from veriscale.values import LeanType, parse_type
 
 
-class LeanPlugin:
+class LeanPlugin(ModuleLLMParts):
     name = "lean"
     display_name = "Lean 4"
     backend = "lean"
+    package = "veriscale.backends.lean"  # its prompting and answers modules
+    fence = "lean"  # the code fence tag of prompts
     format_name = "verina"  # the run manifest's name of the task directory format
     backend_takes_seed = False  # its backend seeds the candidates' ``random`` from the run's seed
     backend_takes_runner = True  # its backend takes ``--runner`` (which prover binary)
@@ -128,56 +131,6 @@ class LeanPlugin:
                 (ln.precond, ln.postcond, ln.precond_aux, ln.postcond_aux))
 
     # ------------------------------------------------------------ LLM prompts and answers
-
-    @property
-    def answer_syntax(self) -> Any:
-        """How Lean code sits in a model's answer (for :mod:`veriscale.llm.parsers`)."""
-        from veriscale.backends.lean.answers import ANSWER_SYNTAX
-
-        return ANSWER_SYNTAX
-
-    def prompt_rules(self) -> str:
-        from veriscale.backends.lean.prompting import SPEC_RULES
-
-        return SPEC_RULES
-
-    def code_fence(self) -> str:
-        return "lean"
-
-    def code_header(self, task: Task) -> str:
-        from veriscale.backends.lean.render import code_header
-
-        return code_header(task.signature)
-
-    def prompt_parts(self, task: Task) -> Any:
-        from veriscale.backends.lean.prompting import prompt_parts
-
-        return prompt_parts(task)
-
-    def gt_precondition_text(self, task: Task) -> str:
-        from veriscale.backends.lean.prompting import gt_precondition_text
-
-        return gt_precondition_text(task)
-
-    def spec_texts(self, task: Task, spec: Any) -> tuple[str, str]:
-        from veriscale.backends.lean.prompting import spec_texts
-
-        return spec_texts(task, spec)
-
-    def parse_spec_answer(self, text: str, task: Task, origin: str = "", *,
-                          truncated: bool = False) -> Any:
-        from veriscale.backends.lean.answers import parse_lean_spec
-
-        return parse_lean_spec(text, task.signature, origin, truncated=truncated)
-
-    def parse_adversary_answer(self, text: str, task: Task, origin: str = "",
-                               target_spec: str = "", *, truncated: bool = False
-                               ) -> tuple[list[Any], list[str]]:
-        from veriscale.llm.parsers import parse_adversaries
-
-        parsed = parse_adversaries(text, task.signature, self.name, origin=origin,
-                                   target_spec=target_spec, truncated=truncated)
-        return parsed.implementations, parsed.rejected
 
     def code_definition(self, task: Task, body: str, code_aux: str = "") -> str:
         """A CodeGen body (VERINA stores bodies) as the full ``def`` after ``code_aux``."""

@@ -8,10 +8,14 @@ from __future__ import annotations
 import textwrap
 
 from veriscale.backends.base import Spec
-from veriscale.backends.language import PromptParts
 from veriscale.backends.lean.render import code_header, postcond_header, precond_header
 from veriscale.benchmark.model import Task
-from veriscale.llm.prompts import ADVERSARY_MARKER, SPEC_POST_MARKER, SPEC_PRE_MARKER
+
+__all__ = ["COMMENT", "FORBIDDEN", "LOOPHOLES", "SPEC_RULES", "STRATEGIES", "code_header",
+           "gt_precondition_text", "postcond_header", "precond_header", "spec_texts"]
+"""What :class:`~veriscale.backends.language.ModuleLLMParts` reads (headers: the renderer's)."""
+
+COMMENT = "--"  # a line comment: the markers of an answer start with it
 
 SPEC_RULES = (
     "Write complete Lean 4 definitions `def <name> ... := <body>` with exactly the "
@@ -47,16 +51,6 @@ STRATEGIES = (
     "(delete everything, return `[]` / `#[]`); edge-case exploitation (force empty / "
     "zero / `none` states that make universal checks vacuous)"
 )
-
-
-def prompt_parts(task: Task) -> PromptParts:
-    sig = task.signature
-    return PromptParts(
-        pre_sig=precond_header(sig), post_sig=postcond_header(sig), impl_sig=code_header(sig),
-        spec_rules=SPEC_RULES, forbidden=FORBIDDEN, loopholes=LOOPHOLES,
-        strategies=STRATEGIES, pre_marker=f"-- {SPEC_PRE_MARKER}",
-        post_marker=f"-- {SPEC_POST_MARKER}", adversary_marker=f"-- {ADVERSARY_MARKER} {{i}}",
-    )
 
 
 def _indent(body: str) -> str:

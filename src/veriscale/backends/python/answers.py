@@ -12,6 +12,7 @@ import re
 import textwrap
 
 from veriscale.backends.base import Spec
+from veriscale.backends.python.prompting import COMMENT
 from veriscale.benchmark.model import Signature
 from veriscale.llm.parsers import (
     AnswerSyntax,
@@ -174,7 +175,9 @@ def python_adversaries_from(
 
 
 ANSWER_SYNTAX = AnswerSyntax(
-    fences=("python", "py", "python3"), comment="#", markdown_headings=False,
+    fences=("python", "py", "python3"), comment=COMMENT, markdown_headings=False,
     defined_names=defined_names, adversaries_from=python_adversaries_from,
 )
 """How Python code sits in an answer (``#`` starts a comment, so no line is markdown)."""
+
+parse_spec = parse_python_spec  # the name :class:`~veriscale.backends.language.ModuleLLMParts` calls

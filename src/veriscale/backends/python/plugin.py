@@ -1,6 +1,6 @@
 """The Python language plug-in (see :mod:`veriscale.backends.language`): Python-spec
 tasks (``task.py`` with ``precondition`` / ``reference`` / ``postcondition``). The
-LLM-side parts (prompt parts, answer parsers) are added by the LLM layer's owner."""
+LLM-side parts (prompt parts, answer parsers) come from its ``prompting`` and ``answers``."""
 
 from __future__ import annotations
 
@@ -8,14 +8,17 @@ import ast
 from pathlib import Path
 from typing import Any
 
+from veriscale.backends.language import ModuleLLMParts
 from veriscale.benchmark.model import Task
 from veriscale.values import LeanType, from_native, parse_type, to_native
 
 
-class PythonPlugin:
+class PythonPlugin(ModuleLLMParts):
     name = "python"
     display_name = "Python"
     backend = "python"
+    package = "veriscale.backends.python"  # its prompting and answers modules
+    fence = "python"  # the code fence tag of prompts
     format_name = "python"
     backend_takes_seed = True  # its backend seeds the candidates' ``random`` from the run's seed
     backend_takes_runner = False  # its backend takes ``--runner`` (which prover binary)
@@ -120,56 +123,6 @@ class PythonPlugin:
         return py.reference, (py.precondition, py.postcondition, "", "")
 
     # ------------------------------------------------------------ LLM prompts and answers
-
-    @property
-    def answer_syntax(self) -> Any:
-        """How Python code sits in a model's answer (for :mod:`veriscale.llm.parsers`)."""
-        from veriscale.backends.python.answers import ANSWER_SYNTAX
-
-        return ANSWER_SYNTAX
-
-    def prompt_rules(self) -> str:
-        from veriscale.backends.python.prompting import SPEC_RULES
-
-        return SPEC_RULES
-
-    def code_fence(self) -> str:
-        return "python"
-
-    def code_header(self, task: Task) -> str:
-        from veriscale.backends.python.prompting import code_header
-
-        return code_header(task.signature)
-
-    def prompt_parts(self, task: Task) -> Any:
-        from veriscale.backends.python.prompting import prompt_parts
-
-        return prompt_parts(task)
-
-    def gt_precondition_text(self, task: Task) -> str:
-        from veriscale.backends.python.prompting import gt_precondition_text
-
-        return gt_precondition_text(task)
-
-    def spec_texts(self, task: Task, spec: Any) -> tuple[str, str]:
-        from veriscale.backends.python.prompting import spec_texts
-
-        return spec_texts(task, spec)
-
-    def parse_spec_answer(self, text: str, task: Task, origin: str = "", *,
-                          truncated: bool = False) -> Any:
-        from veriscale.backends.python.answers import parse_python_spec
-
-        return parse_python_spec(text, task.signature, origin, truncated=truncated)
-
-    def parse_adversary_answer(self, text: str, task: Task, origin: str = "",
-                               target_spec: str = "", *, truncated: bool = False
-                               ) -> tuple[list[Any], list[str]]:
-        from veriscale.llm.parsers import parse_adversaries
-
-        parsed = parse_adversaries(text, task.signature, self.name, origin=origin,
-                                   target_spec=target_spec, truncated=truncated)
-        return parsed.implementations, parsed.rejected
 
     def code_definition(self, task: Task, body: str, code_aux: str = "") -> str:
         """A candidate's code as the module the backend runs (aux first)."""

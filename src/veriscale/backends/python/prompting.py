@@ -5,9 +5,7 @@ words), and the ground truth as shown to a model."""
 from __future__ import annotations
 
 from veriscale.backends.base import Spec
-from veriscale.backends.language import PromptParts
 from veriscale.benchmark.model import Signature, Task
-from veriscale.llm.prompts import ADVERSARY_MARKER, SPEC_POST_MARKER, SPEC_PRE_MARKER
 
 
 def params(sig: Signature) -> str:
@@ -25,6 +23,8 @@ def postcond_header(sig: Signature) -> str:
 def code_header(sig: Signature, name: str | None = None) -> str:
     return f"def {name or sig.name}({params(sig)})"
 
+
+COMMENT = "#"  # a line comment: the markers of an answer start with it
 
 SPEC_RULES = (
     "Write plain Python using only the standard library. Arguments arrive as plain "
@@ -53,16 +53,6 @@ STRATEGIES = (
     "edge-case exploitation (force empty / zero / None states that make universal "
     "checks vacuous)"
 )
-
-
-def prompt_parts(task: Task) -> PromptParts:
-    sig = task.signature
-    return PromptParts(
-        pre_sig=precond_header(sig), post_sig=postcond_header(sig), impl_sig=code_header(sig),
-        spec_rules=SPEC_RULES, forbidden=FORBIDDEN, loopholes=LOOPHOLES,
-        strategies=STRATEGIES, pre_marker=f"# {SPEC_PRE_MARKER}",
-        post_marker=f"# {SPEC_POST_MARKER}", adversary_marker=f"# {ADVERSARY_MARKER} {{i}}",
-    )
 
 
 def gt_precondition_text(task: Task) -> str:
