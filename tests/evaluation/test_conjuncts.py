@@ -67,3 +67,10 @@ def test_python_spec_mutants_drop_each_conjunct() -> None:
     task = Task("p", "", SIG, python=py)
     drops = [t for op, t in python_spec_mutants(task, "precond", 100) if op == "drop-conjunct"]
     assert len(drops) == 2 and any("return n > 0" in t for t in drops)
+
+
+def test_lean_spec_mutants_drop_conjuncts_under_leading_lets() -> None:
+    post = "  let m := n + 1\n  m > 0 ∧ m < 9\n"
+    drops = [t for op, t in lean_spec_mutants(_lean(post), "postcond", 100)
+             if op == "drop-conjunct"]
+    assert drops == ["  let m := n + 1\n  (m < 9)", "  let m := n + 1\n  (m > 0)"]

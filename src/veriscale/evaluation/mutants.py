@@ -35,7 +35,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from veriscale.backends.base import Implementation, Spec
-from veriscale.backends.lean.conjuncts import split_conjuncts
+from veriscale.backends.lean.conjuncts import split_conjuncts, split_lets
 from veriscale.backends.lean.render import code_definition
 from veriscale.backends.python.conjuncts import conjuncts
 from veriscale.benchmark.model import Task
@@ -439,11 +439,14 @@ def lean_spec_mutants(task: Task, kind: str, limit: int = DEFAULT_MAX_PER_KIND,
     assert task.lean is not None
     body = task.lean.precond if kind == "precond" else task.lean.postcond
     items: list[tuple[str, str]] = []
-    conj = split_conjuncts(body)
+    lets, expr = split_lets(body)
+    prefix = "".join(f"  {line}\n" for line in lets.splitlines())
+    conj = split_conjuncts(expr if lets else body)  # under the bindings they use
     if len(conj) > 1:
         for i in range(len(conj)):
             rest = conj[:i] + conj[i + 1:]
-            items.append(("drop-conjunct", "  " + " ∧\n  ".join(f"({c})" for c in rest)))
+            items.append(("drop-conjunct",
+                          prefix + "  " + " ∧\n  ".join(f"({c})" for c in rest)))
     items += _lean_rule_mutants(body, _LEAN_SPEC_RULES)
     items.append(("true", "  True"))
     return _pick(items, limit, seed, f"{task.id}:{kind}", body, _lean_normalise)

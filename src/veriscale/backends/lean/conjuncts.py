@@ -115,3 +115,19 @@ def split_conjuncts(expr: str) -> list[str]:
         start = i + len(t)
     parts.append(e[start:].strip())
     return [p for p in parts if p]
+
+
+def split_lets(body: str) -> tuple[str, str]:
+    """(leading ``let``/``have`` lines, the final expression) of a dedented body, so
+    that conjuncts can be dropped under the bindings they use."""
+    import re
+    import textwrap
+
+    lines = textwrap.dedent(without_comments(body)).strip("\n").splitlines()
+    lines = [ln.rstrip() for ln in lines if ln.strip()]
+    k = 0
+    while k < len(lines) and re.match(r"^(let|have)\b", lines[k]):
+        k += 1
+        while k < len(lines) and lines[k][:1].isspace():
+            k += 1
+    return "\n".join(lines[:k]), "\n".join(lines[k:])
