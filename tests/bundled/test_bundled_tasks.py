@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from veriscale.backends.lean.verina_json import decode
 from veriscale.benchmark.model import Signature
 from veriscale.values import (
     ArrayT,
@@ -27,7 +28,6 @@ from veriscale.values import (
     Scalar,
     Some,
     check,
-    decode,
     from_native,
     to_native,
 )

@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from veriscale.backends.lean.lexer import LexError, blank, lex, tokenize
-from veriscale.values import lean_char, lean_string
+from veriscale.backends.lean.literal import lean_char, lean_string
 
 
 def texts(src: str) -> list[str]:

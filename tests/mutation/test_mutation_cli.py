@@ -6,8 +6,9 @@ import json
 
 from click.testing import CliRunner
 
+from veriscale.backends.lean.verina_json import decode
 from veriscale.cli import main
-from veriscale.values import CHAR, STRING, check, decode, parse_type
+from veriscale.values import CHAR, STRING, check, parse_type
 
 
 def _run(*args: str):

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 
+from veriscale.backends.lean.literal import to_lean
 from veriscale.benchmark.model import ExpectedPair, Signature, Task
 from veriscale.expansion.mutation import MutationConfig, check_input, input_key, mutate_inputs
 from veriscale.expansion.seeds import LONG, boundary_values, offline_seeds, own_inputs
@@ -23,7 +24,6 @@ from veriscale.values import (
     Some,
     check,
     parse_type,
-    to_lean,
 )
 from veriscale.values.strategies import types_strategy
 

@@ -7,6 +7,8 @@ import math
 
 import pytest
 
+from veriscale.backends.lean.literal import parse_lean, to_lean
+from veriscale.backends.lean.verina_json import decode, encode, json_render_hazard, render_hazard
 from veriscale.values import (
     BOOL,
     CHAR,
@@ -26,13 +28,7 @@ from veriscale.values import (
     TypeParseError,
     Unparsable,
     ValueError_,
-    decode,
-    encode,
-    json_render_hazard,
-    parse_lean,
     parse_type,
-    render_hazard,
-    to_lean,
 )
 
 

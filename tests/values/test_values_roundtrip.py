@@ -7,23 +7,13 @@ import json
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from veriscale.values import (
-    CHAR,
-    STRING,
-    ListT,
-    OptionT,
-    ProdT,
-    check,
-    decode,
-    encode,
-    json_render_hazard,
-    parse_lean,
-    to_lean,
-)
+from veriscale.backends.lean.literal import parse_lean, to_lean
+from veriscale.backends.lean.verina_json import decode, encode, json_render_hazard
+from veriscale.values import CHAR, STRING, ListT, OptionT, ProdT, check
 from veriscale.values.strategies import (
     big_ints,
     chars,
-    lean_equal,
+    same_value,
     typed_values,
     types_strategy,
     values_of,
@@ -45,7 +35,7 @@ def test_strategy_values_are_canonical(tv):
 def test_to_lean_then_parse_is_identity(tv, arg):
     t, v = tv
     text = to_lean(t, v, arg=arg)
-    assert lean_equal(parse_lean(t, text), v), text
+    assert same_value(parse_lean(t, text), v), text
 
 
 @SETTINGS
@@ -53,8 +43,8 @@ def test_to_lean_then_parse_is_identity(tv, arg):
 def test_lean_text_survives_redundant_parentheses(tv):
     t, v = tv
     text = to_lean(t, v, arg=True)
-    assert lean_equal(parse_lean(t, f"(({text}))"), v)
-    assert lean_equal(parse_lean(t, f"  {text}\n"), v)
+    assert same_value(parse_lean(t, f"(({text}))"), v)
+    assert same_value(parse_lean(t, f"  {text}\n"), v)
 
 
 @SETTINGS
@@ -62,7 +52,7 @@ def test_lean_text_survives_redundant_parentheses(tv):
 def test_encode_then_decode_is_identity_through_json(tv):
     t, v = tv
     raw = json.loads(json.dumps(encode(t, v), ensure_ascii=False))
-    assert lean_equal(decode(t, raw), v), raw
+    assert same_value(decode(t, raw), v), raw
 
 
 @SETTINGS
@@ -112,4 +102,4 @@ def test_type_text_round_trips(t):
 @given(values_of(OptionT(ProdT(ListT(STRING), OptionT(CHAR)))))
 def test_nested_option_product_values(v):
     t = OptionT(ProdT(ListT(STRING), OptionT(CHAR)))
-    assert lean_equal(parse_lean(t, to_lean(t, v)), v)
+    assert same_value(parse_lean(t, to_lean(t, v)), v)

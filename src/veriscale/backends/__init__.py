@@ -1,17 +1,6 @@
-"""Oracles: the backend interface and its implementations (Lean, Python)."""
+"""Oracles: the backend interface (:mod:`veriscale.backends.base`), its dispatcher and
+cache, and one folder per specification language (``lean/``, ``python/``, ``coq/``),
+each with its language plug-in (:mod:`veriscale.backends.language`).
 
-from veriscale.backends.base import (
-    Backend,
-    BackendStats,
-    Classification,
-    Implementation,
-    Label,
-    Outcome,
-    Spec,
-    Verdict,
-)
-
-__all__ = [
-    "Backend", "BackendStats", "Classification", "Implementation", "Label", "Outcome",
-    "Spec", "Verdict",
-]
+Import what you need from its module; this package re-exports nothing, so that a
+language's codec can be imported without loading the backend interface."""

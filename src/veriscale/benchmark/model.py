@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from veriscale.values import LeanType, decode, encode, parse_type
+from veriscale.backends.lean.verina_json import decode, encode
+from veriscale.values import LeanType, parse_type
 
 Input = tuple[Any, ...]
 """One input: canonical values in parameter order."""

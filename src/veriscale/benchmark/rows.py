@@ -17,8 +17,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from veriscale.backends.lean.verina_json import decode, encode
 from veriscale.benchmark.model import ExpectedPair, Input, Signature
-from veriscale.values import ValueError_, decode, encode
+from veriscale.values import ValueError_
 from veriscale.values.value import Unparsable
 
 TEST_JSON = "test.json"

@@ -23,9 +23,10 @@ from veriscale.backends.lean.format import (
     RawTask,
     build_task,
 )
+from veriscale.backends.lean.verina_json import json_render_hazard
 from veriscale.benchmark.loader import task_dirs
 from veriscale.benchmark.model import Input, LoadIssue, Signature, Task
-from veriscale.values import ValueError_, json_render_hazard, values_equal
+from veriscale.values import ValueError_, values_equal
 
 DEFECT_KINDS = (
     "ill_typed",

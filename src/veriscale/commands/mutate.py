@@ -13,15 +13,8 @@ from typing import Any
 
 import click
 
-from veriscale.values import (
-    LeanType,
-    Opaque,
-    TypeParseError,
-    ValueError_,
-    decode,
-    encode,
-    parse_type,
-)
+from veriscale.backends.lean.verina_json import decode, encode
+from veriscale.values import LeanType, Opaque, TypeParseError, ValueError_, parse_type
 
 
 def parse_value(t: LeanType, text: str) -> Any:

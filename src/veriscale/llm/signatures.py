@@ -19,7 +19,8 @@ from veriscale.benchmark.model import Signature
 
 def to_model_json(t: Any, v: Any) -> Any:
     """The JSON a model should write for value ``v`` of type ``t`` (prompt examples)."""
-    from veriscale.values import ArrayT, ListT, ProdT, Scalar, encode
+    from veriscale.backends.lean.verina_json import encode
+    from veriscale.values import ArrayT, ListT, ProdT, Scalar
 
     if isinstance(t, Scalar) and t.name in ("String", "Char"):
         return v
@@ -32,7 +33,8 @@ def to_model_json(t: Any, v: Any) -> Any:
 
 def from_model_json(t: Any, raw: Any) -> Any:
     """The canonical value of ``t`` that a model's JSON ``raw`` denotes; raises when ill-typed."""
-    from veriscale.values import ArrayT, ListT, ProdT, Scalar, conform, decode
+    from veriscale.backends.lean.verina_json import decode
+    from veriscale.values import ArrayT, ListT, ProdT, Scalar, conform
 
     if isinstance(t, Scalar) and t.name == "String":
         return conform(t, raw)

@@ -1,6 +1,8 @@
-"""Lean types and typed values: the vocabulary every other package speaks."""
+"""Language-neutral types and typed values: the vocabulary every other package speaks.
 
-from veriscale.values.literal import lean_char, lean_string, parse_lean, to_lean
+Literal codecs live with their language (``veriscale.backends.<language>.literal``;
+VERINA's JSON rows: ``veriscale.backends.lean.verina_json``)."""
+
 from veriscale.values.types import (
     BOOL,
     CHAR,
@@ -32,13 +34,12 @@ from veriscale.values.value import (
     to_native,
     values_equal,
 )
-from veriscale.values.verina_json import decode, encode, json_render_hazard, render_hazard
 
 __all__ = [
     "BOOL", "CHAR", "FLOAT", "INT", "NAT", "STRING", "UINT8",
     "ArrayT", "IllTyped", "LeanType", "ListT", "Opaque", "OpaqueValue", "OptionT",
     "ProdT", "Scalar", "Some", "TypeParseError", "Unparsable", "ValueError_",
-    "check", "conform", "decode", "encode", "from_native", "is_modelled", "json_render_hazard",
-    "lean_char", "lean_string", "parse_lean", "parse_type", "render_hazard",
-    "to_lean", "to_native", "values_equal",
+    "check", "conform", "from_native", "is_modelled",
+    "parse_type",
+    "to_native", "values_equal",
 ]

@@ -10,7 +10,7 @@ Shared by every area's property tests (values, mutation, reduction, formats):
   NaN/inf/-0.0 floats (unless ``allow_nan=False``).
 
 Hypothesis is a test dependency; import this module from tests only.
-Use :func:`lean_equal` to compare values that may hold NaN.
+Use :func:`same_value` to compare values that may hold NaN.
 """
 
 from __future__ import annotations
@@ -123,20 +123,20 @@ def typed_values(max_leaves: int = 4) -> st.SearchStrategy[tuple[LeanType, Any]]
     return types_strategy(max_leaves).flatmap(lambda t: st.tuples(st.just(t), values_of(t)))
 
 
-def lean_equal(a: Any, b: Any) -> bool:
+def same_value(a: Any, b: Any) -> bool:
     """Structural equality that treats NaN as equal to NaN (for round-trip tests)."""
     if isinstance(a, float) and isinstance(b, float):
         if math.isnan(a) or math.isnan(b):
             return math.isnan(a) and math.isnan(b)
         return a == b and math.copysign(1.0, a) == math.copysign(1.0, b)
     if isinstance(a, tuple) and isinstance(b, tuple):
-        return len(a) == len(b) and all(lean_equal(x, y) for x, y in zip(a, b, strict=True))
+        return len(a) == len(b) and all(same_value(x, y) for x, y in zip(a, b, strict=True))
     if isinstance(a, Some) and isinstance(b, Some):
-        return lean_equal(a.value, b.value)
+        return same_value(a.value, b.value)
     return type(a) is type(b) and a == b
 
 
 __all__ = [
-    "NASTY_CHARS", "SCALAR_TYPES", "big_ints", "chars", "lean_equal", "typed_values",
+    "NASTY_CHARS", "SCALAR_TYPES", "big_ints", "chars", "same_value", "typed_values",
     "types_strategy", "values_of",
 ]

@@ -20,6 +20,7 @@ from typing import Any
 from veriscale.atomic import write_text_atomic
 from veriscale.backends.coq.literal import parse_coq, to_coq
 from veriscale.backends.coq.types import parse_coq_type
+from veriscale.backends.lean.verina_json import decode
 from veriscale.benchmark import rows
 from veriscale.benchmark.model import (
     CoqSections,
@@ -30,7 +31,7 @@ from veriscale.benchmark.model import (
 )
 from veriscale.benchmark.sections import MarkedSection, Marker, SectionError, read_sections
 from veriscale.benchmark.sections import split_sections as sections_of
-from veriscale.values import TypeParseError, decode
+from veriscale.values import TypeParseError
 from veriscale.values.value import Unparsable
 
 TASK_JSON = "task.json"

@@ -62,12 +62,12 @@ from veriscale.backends.base import (
     Verdict,
 )
 from veriscale.backends.lean import compat, render
+from veriscale.backends.lean.literal import parse_lean
 from veriscale.backends.lean.runner import LeanMessage, LeanProcessResult, LeanRunner, make_runner
 from veriscale.backends.lean.safety import check_imports, check_untrusted_lean
 from veriscale.benchmark.model import Input, Task
 from veriscale.execution import Executor, LocalExecutor, Resources, UnitFailure
 from veriscale.execution.units import ProverFile, run_prover_file
-from veriscale.values import parse_lean
 
 log = logging.getLogger(__name__)
 

@@ -64,12 +64,12 @@ class LeanPlugin(ModuleLLMParts):
         return t.lean()
 
     def render_value(self, t: LeanType, value: Any) -> str:
-        from veriscale.values import to_lean
+        from veriscale.backends.lean.literal import to_lean
 
         return to_lean(t, value)
 
     def parse_value(self, t: LeanType, text: str) -> Any:
-        from veriscale.values import parse_lean
+        from veriscale.backends.lean.literal import parse_lean
 
         return parse_lean(t, text)
 

@@ -18,20 +18,11 @@ from dataclasses import dataclass, field
 
 from veriscale.backends.base import Implementation, Spec
 from veriscale.backends.lean.lexer import LexError, blank
+from veriscale.backends.lean.literal import to_lean
 from veriscale.backends.lean.runner import LeanMessage
 from veriscale.backends.lean.safety import check_untrusted_lean
 from veriscale.benchmark.model import Input, Signature, Task
-from veriscale.values import (
-    ArrayT,
-    LeanType,
-    ListT,
-    Opaque,
-    OptionT,
-    ProdT,
-    Scalar,
-    Some,
-    to_lean,
-)
+from veriscale.values import ArrayT, LeanType, ListT, Opaque, OptionT, ProdT, Scalar, Some
 
 PLAUSIBLE_TACTIC = (
     "plausible (config := { numInst := 1000, maxSize := 100, numRetries := 20, "

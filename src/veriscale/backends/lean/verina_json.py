@@ -21,7 +21,7 @@ import math
 import re
 from typing import Any
 
-from veriscale.values.literal import lean_char, lean_string, parse_lean, to_lean
+from veriscale.backends.lean.literal import lean_char, lean_string, parse_lean, to_lean
 from veriscale.values.types import ArrayT, LeanType, ListT, Opaque, ProdT, Scalar
 from veriscale.values.value import IllTyped, OpaqueValue, Unparsable, check, conform
 
