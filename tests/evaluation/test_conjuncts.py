@@ -8,10 +8,11 @@ import ast
 
 from veriscale.backends.language import plugin_for
 from veriscale.backends.lean.conjuncts import split_conjuncts as lean_split
+from veriscale.backends.lean.mutants import lean_spec_mutants
 from veriscale.backends.python.conjuncts import conjuncts
 from veriscale.backends.python.conjuncts import split_conjuncts as py_split
+from veriscale.backends.python.mutants import python_spec_mutants
 from veriscale.benchmark.model import LeanSections, PythonSections, Signature, Task
-from veriscale.evaluation.mutants import lean_spec_mutants, python_spec_mutants
 
 SIG = Signature.from_json({"name": "f", "parameters": [{"param_name": "n", "param_type": "Nat"}],
                            "return_type": "Nat"})

@@ -5,15 +5,10 @@ from __future__ import annotations
 import ast
 
 from veriscale.backends.lean.conjuncts import split_conjuncts
+from veriscale.backends.lean.mutants import lean_code_mutants, lean_spec_mutants
+from veriscale.backends.python.mutants import python_code_mutants, python_spec_mutants
 from veriscale.benchmark.model import LeanSections, PythonSections, Signature, Task
-from veriscale.evaluation.mutants import (
-    gt_candidate,
-    lean_code_mutants,
-    lean_spec_mutants,
-    python_code_mutants,
-    python_spec_mutants,
-    task_mutants,
-)
+from veriscale.evaluation.mutants import gt_candidate, task_mutants
 
 SIG = Signature.from_json({
     "name": "clampSum",

@@ -113,13 +113,13 @@ class LeanPlugin(ModuleLLMParts):
         return split_conjuncts(body)
 
     def code_mutants(self, task: Task, limit: int = 10, seed: int = 0) -> list[tuple[str, str]]:
-        from veriscale.evaluation.mutants import lean_code_mutants
+        from veriscale.backends.lean.mutants import lean_code_mutants
 
         return lean_code_mutants(task, limit, seed)
 
     def spec_mutants(self, task: Task, kind: str = "postcond", limit: int = 10,
                      seed: int = 0) -> list[tuple[str, str]]:
-        from veriscale.evaluation.mutants import lean_spec_mutants
+        from veriscale.backends.lean.mutants import lean_spec_mutants
 
         return lean_spec_mutants(task, kind, limit, seed)
 

@@ -104,13 +104,13 @@ class PythonPlugin(ModuleLLMParts):
         return split_conjuncts(body)
 
     def code_mutants(self, task: Task, limit: int = 10, seed: int = 0) -> list[tuple[str, str]]:
-        from veriscale.evaluation.mutants import python_code_mutants
+        from veriscale.backends.python.mutants import python_code_mutants
 
         return python_code_mutants(task, limit, seed)
 
     def spec_mutants(self, task: Task, kind: str = "postcond", limit: int = 10,
                      seed: int = 0) -> list[tuple[str, str]]:
-        from veriscale.evaluation.mutants import python_spec_mutants
+        from veriscale.backends.python.mutants import python_spec_mutants
 
         return python_spec_mutants(task, kind, limit, seed)
 
