@@ -100,6 +100,9 @@ class LanguagePlugin(Protocol):
                      ) -> list[tuple[str, str]]: ...
     def spec_mutants(self, task: Task, kind: str = "postcond", limit: int = 10,
                      seed: int = 0) -> list[tuple[str, str]]: ...
+    def trivial_precondition(self, task: Task) -> bool:
+        """Is the task's GT precondition ``True``?"""
+
     def ground_truth(self, task: Task) -> tuple[str, tuple[str, str, str, str]]:
         """GT code as a complete definition, and (precond, postcond, precond_aux, postcond_aux)."""
 

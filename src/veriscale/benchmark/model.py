@@ -153,18 +153,10 @@ class Task:
 
     @property
     def has_trivial_precondition(self) -> bool:
-        if self.lean is not None:
-            body = "\n".join(
-                line.split("--")[0] for line in self.lean.precond.splitlines()
-            ).strip()
-            return body in ("", "True")
-        if self.coq is not None:
-            return self.coq.precond.strip() in ("", "true")
-        if self.python is not None:
-            return "return True" in self.python.precondition and self.python.precondition.count(
-                "return"
-            ) == 1
-        return False
+        """Is the GT precondition ``True`` (as its language plug-in reads it)?"""
+        from veriscale.backends.language import plugin_for
+
+        return plugin_for(self).trivial_precondition(self)
 
 
 @dataclass(frozen=True)

@@ -325,6 +325,9 @@ class CoqPlugin:
                      seed: int = 0) -> list[tuple[str, str]]:
         return spec_mutants(task, kind, limit)
 
+    def trivial_precondition(self, task: Task) -> bool:
+        return task.coq is not None and task.coq.precond.strip() in ("", "true")
+
     def ground_truth(self, task: Task) -> tuple[str, tuple[str, str, str, str]]:
         """The GT code (complete definition) and (precond, postcond, their aux)."""
         assert task.coq is not None

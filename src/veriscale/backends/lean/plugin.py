@@ -123,6 +123,12 @@ class LeanPlugin(ModuleLLMParts):
 
         return lean_spec_mutants(task, kind, limit, seed)
 
+    def trivial_precondition(self, task: Task) -> bool:
+        if task.lean is None:
+            return False
+        body = "\n".join(line.split("--")[0] for line in task.lean.precond.splitlines()).strip()
+        return body in ("", "True")
+
     def ground_truth(self, task: Task) -> tuple[str, tuple[str, str, str, str]]:
         if task.lean is None:
             raise ValueError(f"{task.id}: task has no Lean sections")

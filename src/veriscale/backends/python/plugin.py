@@ -114,6 +114,12 @@ class PythonPlugin(ModuleLLMParts):
 
         return python_spec_mutants(task, kind, limit, seed)
 
+    def trivial_precondition(self, task: Task) -> bool:
+        if task.python is None:
+            return False
+        pre = task.python.precondition
+        return "return True" in pre and pre.count("return") == 1
+
     def ground_truth(self, task: Task) -> tuple[str, tuple[str, str, str, str]]:
         """The backend puts the task's aux section before candidate code and specs,
         so the ground truth carries its own sections only."""
