@@ -8,7 +8,11 @@ looser operator (``→ ↔ ∨ |>``) sits at depth 0 (``a ∨ b ∧ c`` is one d
 
 from __future__ import annotations
 
-from veriscale.backends.lean.lexer import LexError, blank
+import re
+import textwrap
+from collections.abc import Callable
+
+from veriscale.backends.lean.lexer import strip_comments_or_keep
 
 OPEN = "([{⟨"
 CLOSE = ")]}⟩"
@@ -85,18 +89,10 @@ def outer_parens(expr: str) -> str | None:
     return e[1:-1].strip()
 
 
-def without_comments(text: str) -> str:
-    """``text`` with Lean comments blanked (as is, when the lexer cannot read it)."""
-    try:
-        return blank(text, keep_strings=True)
-    except LexError:
-        return text
-
-
 def split_conjuncts(expr: str) -> list[str]:
     """Top-level conjuncts of a Lean proposition (one item when it is not a conjunction);
     comments are dropped."""
-    e = without_comments(expr).strip()
+    e = strip_comments_or_keep(expr).strip()
     inner = outer_parens(e)
     marks = depth0_marks(e)
     first_binder = next((i for i, t in marks if t in BINDERS), len(e))
@@ -117,13 +113,11 @@ def split_conjuncts(expr: str) -> list[str]:
     return [p for p in parts if p]
 
 
-def split_lets(body: str) -> tuple[str, str]:
+def split_lets(body: str, strip: Callable[[str], str] = strip_comments_or_keep) -> tuple[str, str]:
     """(leading ``let``/``have`` lines, the final expression) of a dedented body, so
-    that conjuncts can be dropped under the bindings they use."""
-    import re
-    import textwrap
-
-    lines = textwrap.dedent(without_comments(body)).strip("\n").splitlines()
+    that conjuncts can be dropped under the bindings they use; ``strip`` removes the
+    comments first."""
+    lines = textwrap.dedent(strip(body)).strip("\n").splitlines()
     lines = [ln.rstrip() for ln in lines if ln.strip()]
     k = 0
     while k < len(lines) and re.match(r"^(let|have)\b", lines[k]):

@@ -12,7 +12,6 @@ conjuncts in the consequent of a top-level implication or under a leading
 from __future__ import annotations
 
 import re
-import textwrap
 
 from veriscale.backends.language import Weakening
 from veriscale.backends.lean.conjuncts import (
@@ -23,8 +22,8 @@ from veriscale.backends.lean.conjuncts import (
     depth0_marks,
     outer_parens,
     split_conjuncts,
+    split_lets,
 )
-from veriscale.backends.lean.lexer import strip_comments_or_keep
 from veriscale.values import ArrayT, LeanType, ListT, OptionT, Scalar
 
 
@@ -41,18 +40,6 @@ def _join_and(parts: list[str]) -> str:
     if len(parts) == 1:
         return parts[0]
     return " ∧ ".join(_paren(p) for p in parts)
-
-
-def _split_lets(body: str) -> tuple[str, str]:
-    """(leading ``let``/``have`` lines, the final expression) of a dedented body."""
-    lines = textwrap.dedent(strip_comments_or_keep(body)).strip("\n").splitlines()
-    lines = [ln.rstrip() for ln in lines if ln.strip()]
-    k = 0
-    while k < len(lines) and re.match(r"^(let|have)\b", lines[k]):
-        k += 1
-        while k < len(lines) and lines[k][:1].isspace():
-            k += 1
-    return "\n".join(lines[:k]), "\n".join(lines[k:])
 
 
 def _binder_prefix(expr: str) -> tuple[str, str] | None:
@@ -139,7 +126,7 @@ def _lean_eq_weakenings(conj: str, ret: LeanType) -> list[tuple[str, str]]:
 
 def lean_weakenings(body: str, ret: LeanType) -> list[Weakening]:
     """Every weaker postcondition body derived from the GT body (``let`` lines kept)."""
-    lets, expr = _split_lets(body)
+    lets, expr = split_lets(body)
     if not expr.strip():
         return []
     out = list(_variants(expr))
