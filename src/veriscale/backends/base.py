@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from veriscale.benchmark.model import Input, Task
+from veriscale.benchmark.model import Implementation, Input, Spec, Task
 
 
 class Verdict(enum.Enum):
@@ -126,42 +126,6 @@ class Outcome:
     def failure_kind(self) -> str:
         """The error's prefix as text (kept for older callers; prefer :attr:`kind`)."""
         return "" if self.ok else self.error.split(":", 1)[0]
-
-
-@dataclass(frozen=True)
-class Implementation:
-    """Candidate code for the task's function (an adversary, an LLM solution, a mutant).
-
-    ``code`` is a complete definition of the task function in the backend's
-    language (Lean: ``def <name> ... :=``; Python: ``def <name>(...)``), with any
-    helpers before it.
-    """
-
-    code: str
-    id: str = ""
-    imports: str = ""  # extra ``import`` lines (Lean), merged with the task's (VERINA)
-    strategy: str = ""  # red-team strategy or mutation operator
-    origin: str = ""  # "offline", "llm:<model>", "mutant"
-    target_spec: str = ""  # id of the flawed spec it was written against
-
-
-@dataclass(frozen=True)
-class Spec:
-    """Candidate pre/postconditions in the backend's language.
-
-    Lean: bodies, as VERINA stores them (``precond`` is the body of
-    ``F_precond``), with aux definitions. Python: complete ``def precondition``
-    / ``def postcondition`` sources with their helpers.
-    ``None`` means "use the ground truth".
-    """
-
-    precond: str | None = None
-    postcond: str | None = None
-    precond_aux: str = ""
-    postcond_aux: str = ""
-    imports: str = ""
-    id: str = ""
-    origin: str = ""
 
 
 @dataclass

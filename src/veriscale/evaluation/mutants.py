@@ -33,9 +33,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from veriscale.backends.base import Implementation, Spec
 from veriscale.backends.sampling import DEFAULT_MAX_PER_KIND
-from veriscale.benchmark.model import Task
+from veriscale.benchmark.model import Implementation, Spec, Task
 from veriscale.evaluation.solutions import Submission
 
 KINDS = ("code", "precond", "postcond")

@@ -29,9 +29,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from veriscale.backends import dispatch
-from veriscale.backends.base import Backend, Implementation, Outcome, Spec, Verdict
+from veriscale.backends.base import Backend, Outcome, Verdict
 from veriscale.backends.causes import cause_counts
-from veriscale.benchmark.model import Input, Signature, Task
+from veriscale.benchmark.model import Implementation, Input, Signature, Spec, Task
 from veriscale.pipeline.config import AdversarySettings
 from veriscale.values import LeanType, values_equal
 
