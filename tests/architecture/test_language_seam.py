@@ -2,8 +2,7 @@
 on a specification language or defines a ``lean_*`` / ``python_*`` / ``coq_*`` helper;
 stages ask the language plug-in (:mod:`veriscale.backends.language`) instead.
 
-The allow-list is explicit and small; each entry says why it may stay. Entries for
-files still being moved behind the plug-in say who moves them.
+The allow-list is explicit and small; each entry says why it may stay.
 """
 
 from __future__ import annotations
@@ -31,14 +30,6 @@ ALLOWED = {
     # document would invalidate every stored artifact. (Coq sources are not part of
     # it yet: see the issue-12 note.)
     ("benchmark/fingerprint.py", "test of a task's language sections"): "stable cache keys",
-    # The LLM half of issue 12 §1 (helper `seamllm`) is moving these behind the plug-in.
-    ("evaluation/solutions.py", "language helper"): "seamllm: moving",
-    ("evaluation/solutions.py", "test of a task's language sections"): "seamllm: moving",
-    **{(f"llm/{name}.py", rule): "seamllm: moving"
-       for name in ("parsers", "provider", "signatures", "prompts", "weaken", "templates",
-                    "offline")
-       for rule in ("language helper", "comparison with a language name",
-                    "test of a task's language sections")},
 }
 
 
@@ -80,7 +71,7 @@ def test_the_rules_see_what_they_forbid() -> None:
 def test_allow_list_has_no_stale_entries() -> None:
     """Every allowed (file, rule) still occurs: entries go when the code moves."""
     seen = {(rel, rule) for rel, rule, _, _ in findings()}
-    stale = sorted(k for k in ALLOWED if k not in seen and not ALLOWED[k].startswith("seamllm"))
+    stale = sorted(k for k in ALLOWED if k not in seen)
     assert not stale, f"remove these allow-list entries: {stale}"
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 from rich.console import Console
 
+from veriscale.backends.registry import backend_names
 from veriscale.benchmark.loader import NotADataset
 from veriscale.commands.sandbox_option import configure_sandbox, sandbox_option
 from veriscale.execution.settings import (
@@ -30,7 +31,7 @@ def _options(f):  # shared by run and expand
                      help="LLM provider (default offline; openai reads [llm] from --config).")(f)
     f = click.option("--runner", type=click.Choice(["auto", "wasm", "native"]), default=None,
                      help="Lean runner (Lean backend only).")(f)
-    f = click.option("--backend", type=click.Choice(["python", "lean", "coq"]), default=None,
+    f = click.option("--backend", type=click.Choice(backend_names()), default=None,
                      help="Oracle backend (default: python for Python-spec tasks, lean for VERINA).")(f)
     f = click.option("--out", "out", type=click.Path(file_okay=False, path_type=Path),
                      required=True, help="Run directory (created; resumed when it exists).")(f)

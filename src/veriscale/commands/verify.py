@@ -10,6 +10,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from veriscale.backends.registry import backend_names
 from veriscale.commands.sandbox_option import configure_sandbox, sandbox_option
 from veriscale.evaluation.verify import KINDS, Counts, VerifyReport
 from veriscale.execution.settings import config_option, executor_from_cli, executor_options
@@ -17,7 +18,7 @@ from veriscale.execution.settings import config_option, executor_from_cli, execu
 
 @click.command("verify")
 @click.argument("dataset_dir", type=click.Path(path_type=Path))
-@click.option("--backend", "backend_name", type=click.Choice(["python", "lean", "coq"]),
+@click.option("--backend", "backend_name", type=click.Choice(backend_names()),
               default="python", show_default=True, help="The oracle to check with.")
 @click.option("--runner", type=click.Choice(["wasm", "native"]), default=None,
               help="Lean runner (Lean backend only).")

@@ -1,5 +1,5 @@
 """Top-level conjuncts of a Lean proposition: the one splitter that the offline
-weakenings (``llm/weaken.py``) and the spec mutants (``evaluation/mutants.py``) share.
+weakenings (``backends/lean/weaken.py``) and the spec mutants (``backends/lean/mutants.py``) share.
 
 Splitting respects Lean's grammar: ``∧`` is split only at bracket depth 0, before
 any binder (``∀ ∃ fun let if match``) whose scope would swallow it, and never when a

@@ -1,5 +1,5 @@
 """Top-level conjuncts of a Python condition: the one splitter that the offline
-weakenings (``llm/weaken.py``) and the spec mutants (``evaluation/mutants.py``) share.
+weakenings (``backends/python/weaken.py``) and the spec mutants (``backends/python/mutants.py``) share.
 Python's grammar gives it for free (an ``and`` ``BoolOp``), so it works on the AST."""
 
 from __future__ import annotations
