@@ -89,3 +89,21 @@ def test_red_team_answers_of_a_plugin_without_answer_syntax_are_its_own() -> Non
         parse_adversaries("```coq\nDefinition f := 1.\n```", SIG, "coq")
     with pytest.raises(ParseError):
         parse_adversaries("no code", SIG, "lean")
+
+
+def test_a_helper_the_adversary_defines_itself_is_not_added_again() -> None:
+    """The language's own reading of what code defines (here Lean's, an attribute on the
+    header's line) decides which shared helpers an adversary still needs."""
+    sig = Signature.from_json({"name": "f", "parameters": [
+        {"param_name": "x", "param_type": "Nat"}], "return_type": "Nat"})
+    answer = """```lean
+-- Adversarial Implementation 1
+def helper (n : Nat) : Nat := 0
+def f1 (x : Nat) (h_precond : f_precond (x)) : Nat := helper x
+-- Adversarial Implementation 2
+@[simp] def helper (n : Nat) : Nat := 1
+def f2 (x : Nat) (h_precond : f_precond (x)) : Nat := helper x
+```"""
+    impls = parse_adversaries(answer, sig, "lean").implementations
+    assert [i.code.count("def helper") for i in impls] == [1, 1]
+    assert "@[simp] def helper (n : Nat) : Nat := 1" in impls[1].code

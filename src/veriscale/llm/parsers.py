@@ -485,15 +485,16 @@ def rename_ident(code: str, old: str, new: str) -> str:
 
 
 
-def with_shared_helpers(code: str, pool: list[Helper], fn: str) -> str:
-    """``code`` preceded by the helpers of ``pool`` it uses and does not define,
-    transitively, in the order the answer defined them (first definition wins)."""
+def with_shared_helpers(code: str, pool: list[Helper], fn: str,
+                        defined_names: Callable[[str], set[str]]) -> str:
+    """``code`` preceded by the helpers of ``pool`` it uses and does not define
+    (``defined_names``: the language's), transitively, in the order the answer
+    defined them (first definition wins)."""
     first: dict[str, str] = {}
     for name, src in pool:
         if name != fn:
             first.setdefault(name, src)
-    own = set(re.findall(r"(?m)^(?:def|abbrev|theorem|lemma|class|structure|inductive)\s+"
-                         r"([^\s(:{\[]+)", code)) | set(re.findall(r"(?m)^(\w+)\s*=", code))
+    own = defined_names(code)
     needed: list[str] = []
     frontier = code
     while True:
@@ -558,7 +559,7 @@ def parse_adversaries(
         found.extend((index, src) for src in sources)
     seen: set[str] = set()
     for _, src in found:
-        src = with_shared_helpers(src, pool, sig.name)
+        src = with_shared_helpers(src, pool, sig.name, syntax.defined_names)
         ident = adversary_id(src)
         if ident in seen:
             continue

@@ -435,14 +435,15 @@ class LLMProvider:
 
 
 def _drop_kind(reason: str) -> str:
+    """The accounting kind of a rejected chunk, from the plug-in parser's reason."""
     text = reason.lower()
     if text.startswith("unsafe"):
         return "unsafe"
     if "token limit" in text or "finish_reason=length" in text:
         return "truncated"
-    if "not valid python" in text or "unexpected top-level" in text:
+    if "not valid " in text or "unexpected top-level" in text:
         return "malformed"
-    if "parameter" in text or "h_precond" in text:
+    if "parameter" in text or "argument" in text:  # a missing (h_precond : ...) argument
         return "wrong_signature"
     return "malformed"
 
