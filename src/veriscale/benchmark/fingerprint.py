@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
+from typing import Any
 
 from veriscale.benchmark.model import Task
 
@@ -25,6 +27,7 @@ def task_fingerprint(task: Task) -> str:
         "rejects": [sig.encode_input(r) for r in task.reject_inputs],
         "lean": task.lean.source if task.lean else "",
         "python": task.python.source if task.python else "",
+        **_later_languages(task),
     }
     blob = json.dumps(doc, sort_keys=True, ensure_ascii=False, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
@@ -36,6 +39,16 @@ def code_fingerprint(task: Task) -> str:
         "signature": task.signature.to_json(),
         "lean": task.lean.source if task.lean else "",
         "python": task.python.source if task.python else "",
+        **_later_languages(task),
     }
     blob = json.dumps(doc, sort_keys=True, ensure_ascii=False)
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+def _later_languages(task: Task) -> dict[str, Any]:
+    """Sections of languages added after the keys above were fixed (Coq): every field,
+    since a task built in memory (``port``) has no ``source``. Present only for such a
+    task, so the keys of existing Lean and Python runs stay as they were."""
+    if task.coq is None:
+        return {}
+    return {"coq": dataclasses.asdict(task.coq)}
