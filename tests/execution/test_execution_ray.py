@@ -267,21 +267,23 @@ def coq_toy_task():
                 tests=[ExpectedPair((3,), 4, [5])], reject_inputs=[(-1,)])
 
 
-def test_the_candidate_budget_spans_its_batches_on_ray() -> None:
-    """``candidate_seconds`` bounds a candidate over all its tests on Ray as in the
-    local pool: twelve 0.3 s tests in twelve batches under a 1 s budget cannot all
-    run (two CPUs: at most 2 x 4 tests start before the deadline), whatever the
-    number of batches; the rest report the budget spent, as locally."""
-    from veriscale.backends.python.sandbox import SandboxLimits
+def test_the_candidate_budget_holds_per_batch_on_ray_as_locally() -> None:
+    """``candidate_seconds`` cuts a batch on a Ray worker as the local pool cuts the
+    same items: twelve 0.3 s tests under a 1 s budget cannot all run (at most four
+    start before it ends); the rest report the budget spent."""
+    from veriscale.backends.python.sandbox import Sandbox, SandboxLimits
     from veriscale.execution.units import call_many_on
 
     limits = SandboxLimits(timeout=5, candidate_seconds=1.0, memory_mb=256)
     source = "import time\ndef f(x):\n    time.sleep(0.3)\n    return x\n"
-    got = call_many_on(RayExecutor(memory_mb=SMALL_UNITS), limits, 1, source, ["f"],
-                       [(i,) for i in range(12)], restricted=False)
-    done = [r for r in got if r.ok]
-    assert all(r.value == i for i, r in enumerate(got) if r.ok)
-    assert len(done) <= 8
-    spent = [r for r in got if not r.ok]
-    assert spent and all(r.error.startswith("timeout: the candidate's time budget")
-                         for r in spent)
+    items = [(i,) for i in range(12)]
+    remote = call_many_on(RayExecutor(memory_mb=SMALL_UNITS), limits, 12, source, ["f"],
+                          items, restricted=False)
+    with Sandbox(workers=1, limits=limits, batch_size=12) as sb:
+        local = sb.call_many(source, ["f"], [list(a) for a in items], restricted=False)
+    for got in (remote, local):
+        assert all(r.value == i for i, r in enumerate(got) if r.ok)
+        assert sum(r.ok for r in got) <= 4
+        spent = [r for r in got if not r.ok]
+        assert spent and all(r.error.startswith("timeout: the candidate's time budget")
+                             for r in spent)

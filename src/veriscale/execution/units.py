@@ -22,7 +22,6 @@ import contextlib
 import socket
 import tempfile
 import threading
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -81,7 +80,6 @@ class SandboxBatch:
     restricted: bool
     seed: int = 0  # the run seed: `random` inside is seeded from it, as locally
     sandbox: str | None = None  # the driver's --sandbox mode, honoured on the node
-    deadline: float | None = None  # when the candidate's budget ends (epoch s, driver clock)
 
 
 _sandboxes: dict[Any, Sandbox] = {}
@@ -120,10 +118,8 @@ def run_sandbox_batch(batch: SandboxBatch) -> list[CallResult]:
     except RuntimeError as exc:  # no OS isolation on this node under --sandbox os
         raise RetryableUnitError(f"node {node_name()}: {exc}") from exc
     try:
-        budget = None if batch.deadline is None else batch.deadline - time.time()
         return sandbox.call_many(batch.source, list(batch.funcs),
-                                 [list(a) for a in batch.items], restricted=batch.restricted,
-                                 budget=budget)
+                                 [list(a) for a in batch.items], restricted=batch.restricted)
     except RuntimeError as exc:  # the sandbox itself could not work here
         raise RetryableUnitError(f"node {node_name()}: Python sandbox failed: {exc}") from exc
 
@@ -147,21 +143,20 @@ def call_many_on(executor: Executor, limits: SandboxLimits, batch_size: int, sou
                  seed: int = 0, sandbox: str | None = None) -> list[CallResult]:
     """``Sandbox.call_many`` with each batch of ``batch_size`` items a unit of ``executor``.
 
-    ``candidate_seconds`` is the candidate's budget over all its tests, as in the
-    local pool: every batch carries the one deadline set here, so a slow candidate
-    split over many batches gets no more time than it would locally (waiting for a
-    free worker counts, as waiting for a free sandbox child does locally). The
-    deadline is wall-clock time: nodes are assumed to keep synchronised clocks.
+    ``candidate_seconds`` holds per batch, from the moment the batch starts on its
+    worker, as in a local ``call_many`` of those items. A wall deadline shared by
+    all of a candidate's batches was tried and dropped: the time a batch waits in
+    the cluster's queue behind other tasks' batches spends such a budget, so Ray
+    would cut candidates that the local run does not.
     """
     from veriscale.backends.python.sandbox import CallResult
 
     if not items:
         return []
-    deadline = time.time() + limits.candidate_seconds
     size = max(1, batch_size)
     chunks = [tuple(tuple(a) for a in items[i : i + size]) for i in range(0, len(items), size)]
-    payloads = [SandboxBatch(limits, source, tuple(funcs), c, restricted, seed, sandbox,
-                             deadline) for c in chunks]
+    payloads = [SandboxBatch(limits, source, tuple(funcs), c, restricted, seed, sandbox)
+                for c in chunks]
     got = executor.map(run_sandbox_batch, payloads, resources=sandbox_resources(limits))
     out: list[CallResult] = []
     for chunk, res in zip(chunks, got, strict=True):

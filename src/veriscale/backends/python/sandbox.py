@@ -566,19 +566,16 @@ class Sandbox:
 
     def call_many(
         self, source: str, funcs: Sequence[str], items: Sequence[Sequence[Any]], *,
-        restricted: bool = True, budget: float | None = None,
+        restricted: bool = True,
     ) -> list[CallResult]:
         """Call the first defined function of ``funcs`` in module ``source`` on each
-        item (positional native arguments); never raises for a bad item. ``budget``:
-        the seconds left of the candidate's budget when these items are only part of
-        its tests (a remote batch); default: all ``candidate_seconds``."""
+        item (positional native arguments); never raises for a bad item."""
         if self._closed:
             raise RuntimeError("sandbox is closed")
         if not items:
             return []
         key = module_key(source, restricted)
-        deadline = time.monotonic() + (self.limits.candidate_seconds if budget is None
-                                       else max(0.0, budget))
+        deadline = time.monotonic() + self.limits.candidate_seconds
         out: list[CallResult | None] = [None] * len(items)
         wire: list[list[Any]] = [[] for _ in items]
         seeds: list[int] = [0] * len(items)
