@@ -84,7 +84,43 @@ def test_one_failing_check_never_hides_another(backend):
     out = backend.run(task, slow, [(4,), (7,), (10,)])
     assert out[0].value == 2 and out[2].value == 5
     assert not out[1].ok and out[1].failure_kind in ("timeout", "memory")
-    assert backend.stats.processes >= 2
+
+
+LOOP = ("Definition half (n : nat) : nat := if Nat.leb 7 n then "
+        "Z.to_nat (Z.iter 1000000000000 (fun z => z) 0%Z) else Nat.div n 2.")
+
+
+def half_task():
+    return make_task(name="half", params=(("n", "nat"),), ret="nat", precond="true",
+                     code="Nat.div n 2", postcond="Nat.eqb result (Nat.div n 2)")
+
+
+@needs_coqc
+def test_a_looping_check_costs_its_own_limit_in_the_same_file():
+    b = CoqBackend(workers=1, check_timeout=1)
+    out = b.run(half_task(), Implementation(LOOP, id="loop"), [(7,), (4,), (8,), (10,)])
+    assert [o.failure_kind for o in (out[0], out[2])] == ["timeout", "timeout"]
+    assert "1 s limit" in out[0].error
+    assert out[1].value == 2 and out[3].failure_kind == "timeout"
+    assert b.stats.processes == 1 and b.stats.extra["reruns"] == 0
+
+
+@needs_coqc
+def test_a_context_past_its_timeout_budget_skips_its_larger_checks_as_unknown():
+    b = CoqBackend(workers=1, check_timeout=1, timeout_budget=2)
+    task = half_task()
+    loop = Implementation(LOOP, id="loop")
+    fine = Implementation("Definition half (n : nat) : nat := Nat.div n 2.", id="fine")
+    inputs = [(n,) for n in (200, 3, 100, 7, 9, 12, 1000, 15)]
+    looped, ok = b.run_many([(task, loop, inputs), (task, fine, inputs)])
+    # smallest first: 3 answers, 7 and 9 time out, the larger ones are skipped
+    assert looped[1].value == 1
+    assert [looped[i].failure_kind for i in (3, 4)] == ["timeout", "timeout"]
+    assert "1 s limit" in looped[3].error
+    assert all(looped[i].failure_kind == "timeout" and "not run" in looped[i].error
+               for i in (0, 2, 5, 6, 7))
+    assert [o.value for o in ok] == [n // 2 for (n,) in inputs]
+    assert b.stats.processes == 1 and b.stats.extra["skipped"] == 5
 
 
 @needs_coqc

@@ -21,3 +21,18 @@ def test_cause_counts_are_flat_and_sorted() -> None:
     got = cause_counts("unknown", ["timeout", "stuck reduction: a", "stuck reduction: b"])
     assert got == {"unknown: stuck reduction": 2, "unknown: timeout": 1}
     assert list(got) == sorted(got)
+
+
+def test_coq_reasons_map_to_their_own_causes() -> None:
+    assert unknown_cause("unsupported: nat value 10 in the output is above the bound 5 "
+                         "(not evaluated)") == "nat above the bound"
+    assert unknown_cause("unsupported: the specification did not reduce to true/false "
+                         "under Compute: Rge_dec") == "no reduction to a value"
+    assert unknown_cause("timeout: the check exceeded its 10 s limit") == "timeout"
+    assert unknown_cause("timeout: not run: 3 smaller checks of this context exceeded "
+                         "their limits") == "skipped after timeouts"
+    assert unknown_cause("memory: coqc exhausted its 2048 MB") == "memory"
+    assert unknown_cause("unsupported: Prop-valued postcondition with no bool _dec twin"
+                         ) == "Prop-valued specification"
+    assert unknown_cause("unsupported: spec imports unavailable here: Mathlib") == \
+        "imports unavailable"

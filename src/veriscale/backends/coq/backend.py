@@ -1,13 +1,16 @@
-"""The Coq backend: every oracle question answered by ``Compute`` in real ``coqc``.
+"""The Coq backend: every oracle question answered by evaluation in real ``coqc``.
 
 VERINA's Coq specifications are ``bool``-valued, so classification and every
 spec check are decided by evaluation. Checks are batched: each task context
 (ground truth, or a candidate's code or spec) is one ``Module`` of a shared
-file, each check one ``Compute`` after a marker carrying a per-file nonce, so
-answers map back to checks whatever the values print. A file stops at its
+file, each check one evaluation (what ``Compute`` runs) after a marker carrying
+a per-file nonce, so answers map back to checks whatever the values print. A file stops at its
 first error: the failing check (or context) is located by line, recorded, and
-the rest of the file is run again, so one failure never hides another. A
-timeout or exhausted memory blames the check that was running, as UNKNOWN.
+the rest of the file is run again, so one failure never hides another. Each
+check has its own time limit inside the file (Ltac ``timeout``, see
+:func:`check_tactic`): a looping check costs its own limit and is UNKNOWN
+without stopping the file or hiding another. Exhausted memory kills the
+process and blames the check that was running, as UNKNOWN.
 ``nat`` is unary: a value above ``nat_bound`` is not evaluated at all.
 """
 
@@ -64,6 +67,7 @@ class Unit:
     checks: list[Check]
     trusted: bool  # the ground truth (its failures are the checker's, not a candidate's)
     requires: list[str] = field(default_factory=list)
+    strikes: int = 0  # checks of this unit that exceeded their time or memory limit
 
 
 def hoist_requires(text: str) -> tuple[list[str], str]:
@@ -87,9 +91,37 @@ def hoist_requires(text: str) -> tuple[list[str], str]:
     return requires, out
 
 
-def render_file(units: Sequence[Unit], nonce: str, check_timeout: int
+def check_tactic(nonce: str, check_timeout: int, budget: int) -> list[str]:
+    """The file's one check runner (names carry the nonce, so no context can
+    shadow it or forge its markers).
+
+    A unit's checks run as tactic sentences of one ``Goal True`` proof. Each
+    evaluates its term by ``eval vm_compute`` (what ``Compute`` runs) under Ltac's
+    ``timeout``; ``first`` turns a timeout into a printed marker and records it
+    as a hypothesis. Once ``budget`` such hypotheses are in the proof, the
+    unit's remaining checks (larger ones: a unit runs smallest first) print
+    *skipped* instead of spending their limits. A timeout only abandons an
+    evaluation, so every printed value is what ``Compute`` would print. The
+    term is elaborated outside ``first``: an ill-typed check is an error located
+    by its line.
+    """
+    strikes = ", ".join(f"H{i} : vsq{nonce}_strike" for i in range(budget))
+    return [
+        f"Definition vsq{nonce}_strike : Prop := True.",
+        f"Ltac vsq{nonce}_run e := tryif (match goal with {strikes} |- _ => idtac end) "
+        f"then idtac \"vsq{nonce}!skipped\" else first [ timeout {check_timeout} "
+        f"(let v := eval vm_compute in e in idtac v; idtac \"vsq{nonce}$\") "
+        f"| idtac \"vsq{nonce}!timeout\"; assert vsq{nonce}_strike by exact I ].",
+    ]
+
+
+def render_file(units: Sequence[Unit], nonce: str, check_timeout: int, budget: int = 3
                 ) -> tuple[str, list[tuple[int, int, int, int | None]]]:
-    """The file for ``units`` and the line map ``(first, last, unit, check|None)``."""
+    """The file for ``units`` and the line map ``(first, last, unit, check|None)``.
+
+    A unit's ``strikes`` (timeouts and memory exhaustions of earlier runs) are
+    re-asserted at the start of its proof, so a rerun keeps to the same budget.
+    """
     lines: list[str] = []
     spans: list[tuple[int, int, int, int | None]] = []
     seen: set[str] = set()
@@ -99,6 +131,7 @@ def render_file(units: Sequence[Unit], nonce: str, check_timeout: int
                 seen.add(r)
                 lines.append(r)
     lines.append(f"Require {CHECK_LIBS}.")
+    lines.extend(check_tactic(nonce, check_timeout, budget))
     n = 0
     for ui, u in enumerate(units):
         lines.append(f"Module VsqU{ui}.")
@@ -106,29 +139,38 @@ def render_file(units: Sequence[Unit], nonce: str, check_timeout: int
         lines.extend(u.context.splitlines())
         lines.append(CHECK_IMPORTS)
         spans.append((first, len(lines), ui, None))
+        lines.append("Goal True.")
+        lines.extend([f"assert vsq{nonce}_strike by exact I."] * min(u.strikes, budget))
         for ci, c in enumerate(u.checks):
-            first = len(lines) + 1
-            lines.append(f"Definition vsq{nonce}_{n} := tt. Print vsq{nonce}_{n}.")
-            lines.append(f"Timeout {check_timeout} Compute ({c.expr}).")
-            spans.append((first, len(lines), ui, ci))
+            lines.append(f"idtac \"vsq{nonce}_{n}\"; vsq{nonce}_run constr:({c.expr}).")
+            spans.append((len(lines), len(lines), ui, ci))
             n += 1
+        lines.append("Abort.")
         lines.append(f"End VsqU{ui}.")
     return "\n".join(lines) + "\n", spans
 
 
+TIMED_OUT = "\0timeout"  # answers that are not values: the check ran out of time,
+SKIPPED = "\0skipped"  # or was not run because its unit had used up its budget
+
+
 def read_answers(stdout: str, nonce: str) -> dict[int, str]:
-    """Check number → the printed value of its ``Compute``."""
+    """Check number → the printed value of its evaluation, or ``TIMED_OUT`` /
+    ``SKIPPED``. A check whose marker printed but whose value did not (the
+    process died in it) has no answer."""
     out: dict[int, str] = {}
-    marks = list(re.finditer(rf"^vsq{nonce}_(\d+) = tt\n\s+: unit\n", stdout, re.M))
+    marks = list(re.finditer(rf"^vsq{nonce}_(\d+)\n", stdout, re.M))
     for k, m in enumerate(marks):
         end = marks[k + 1].start() if k + 1 < len(marks) else len(stdout)
         seg = stdout[m.end():end]
-        if not seg.startswith("     = "):
-            continue
-        cut = seg.rfind("\n     : ")
-        if cut < 0:
-            continue
-        out[int(m.group(1))] = seg[len("     = "):cut].strip()
+        if seg.startswith(f"vsq{nonce}!timeout\n"):
+            out[int(m.group(1))] = TIMED_OUT
+        elif seg.startswith(f"vsq{nonce}!skipped\n"):
+            out[int(m.group(1))] = SKIPPED
+        else:
+            cut = seg.find(f"\nvsq{nonce}$\n")
+            if cut >= 0:
+                out[int(m.group(1))] = seg[:cut].strip()
     return out
 
 
@@ -175,17 +217,20 @@ class CoqBackend:
     """Oracle on ``coqc`` (see the module docstring). Options: ``coqc`` (path or
     name), ``timeout`` (seconds per file), ``check_timeout`` (per ``Compute``),
     ``memory_mb`` (per process), ``nat_bound``, ``workers`` (parallel coqc),
-    ``max_checks_per_file``, ``executor`` (where files run: with a remote executor
-    each ``coqc`` file is one unit of it)."""
+    ``max_checks_per_file``, ``timeout_budget`` (checks of one context that may
+    exceed their limits before the rest are skipped, see :func:`check_tactic`),
+    ``executor`` (where files run: with a remote executor each ``coqc`` file is
+    one unit of it)."""
 
     name = "coq"
 
     def __init__(self, coqc: str = "coqc", timeout: float = 300.0, check_timeout: int = 10,
                  memory_mb: int = 2048, nat_bound: int = 200_000, workers: int = 2,
                  max_checks_per_file: int = 1500, max_units_per_file: int = 60,
-                 quickchick: bool = True, executor: Executor | None = None,
-                 **_ignored: Any) -> None:
+                 timeout_budget: int = 3, quickchick: bool = True,
+                 executor: Executor | None = None, **_ignored: Any) -> None:
         self.executor = executor
+        self.timeout_budget = max(1, int(timeout_budget))
         self.quickchick = bool(quickchick)
         self.coqc = coqc
         self.timeout = float(timeout)
@@ -195,7 +240,7 @@ class CoqBackend:
         self.workers = max(1, int(workers))
         self.max_checks = int(max_checks_per_file)
         self.max_units = int(max_units_per_file)
-        self.stats = BackendStats(extra={"coqc_files": 0, "reruns": 0})
+        self.stats = BackendStats(extra={"coqc_files": 0, "reruns": 0, "skipped": 0})
         self._lock = threading.Lock()
 
     # ---------------------------------------------------------------- execution
@@ -225,10 +270,10 @@ class CoqBackend:
                 with self._lock:
                     self.stats.extra["reruns"] += 1
             first = False
-            view = [Unit(u.context, [u.checks[i] for i in idx], u.trusted, u.requires)
-                    for u, idx in pending]
+            view = [Unit(u.context, [u.checks[i] for i in idx], u.trusted, u.requires,
+                         u.strikes) for u, idx in pending]
             nonce = secrets.token_hex(6)
-            source, spans = render_file(view, nonce, self.check_timeout)
+            source, spans = render_file(view, nonce, self.check_timeout, self.timeout_budget)
             run = self._spawn(source)
             if isinstance(run, UnitFailure):  # not checked at all: UNKNOWN, not the candidate's
                 detail = run.error.removeprefix("infrastructure:").strip()
@@ -239,9 +284,22 @@ class CoqBackend:
                 return
             answers = read_answers(run.stdout, nonce)
             order = [(ui, ci) for ui, u in enumerate(view) for ci in range(len(u.checks))]
+            skipped = 0
             for n, (ui, ci) in enumerate(order):
-                if n in answers:
-                    view[ui].checks[ci].answer = answers[n]
+                check, got = view[ui].checks[ci], answers.get(n)
+                if got == TIMED_OUT:
+                    check.error = ("timeout", f"the check exceeded its {self.check_timeout} s "
+                                              "limit")
+                    pending[ui][0].strikes += 1
+                elif got == SKIPPED:
+                    check.error = ("timeout", f"not run: {self.timeout_budget} smaller checks "
+                                              "of this context exceeded their limits")
+                    skipped += 1
+                elif got is not None:
+                    check.answer = got
+            if skipped:
+                with self._lock:
+                    self.stats.extra["skipped"] += skipped
             unanswered = [(ui, ci) for n, (ui, ci) in enumerate(order) if n not in answers]
             if not unanswered and run.returncode == 0 and not run.timed_out:
                 return
@@ -267,10 +325,12 @@ class CoqBackend:
             ui, ci = blame
             if ci is None:  # the context itself failed: every remaining check of the unit
                 for c in view[ui].checks:
-                    if c.answer is None:
+                    if c.answer is None and c.error is None:
                         c.error = ("context", message) if kind == "error" else (kind, message)
             else:
                 view[ui].checks[ci].error = (kind, message)
+                if kind in ("timeout", "memory"):
+                    pending[ui][0].strikes += 1
             # run again whatever is still unanswered and not blamed
             nxt = []
             for (u, idx), v in zip(pending, view, strict=True):
@@ -281,8 +341,15 @@ class CoqBackend:
             pending = nxt
 
     def execute(self, units: Sequence[Unit]) -> None:
-        """Answer every check of ``units`` (in files of bounded size, in parallel)."""
-        units = [u for u in units if u.checks]
+        """Answer every check of ``units`` (in files of bounded size, in parallel).
+
+        A unit's checks run smallest first, so that when a context's checks start
+        to exceed their limits (a specification building a unary ``nat`` from a
+        long list of digits), the ones skipped after ``timeout_budget`` strikes are
+        the larger ones (see :func:`check_tactic`).
+        """
+        units = [Unit(u.context, sorted(u.checks, key=lambda c: len(c.expr)), u.trusted,
+                      u.requires) for u in units if u.checks]
         files: list[list[Unit]] = []
         current: list[Unit] = []
         size = 0
@@ -632,6 +699,15 @@ class CoqBackend:
         made = [self._post_job(*j) for j in jobs]
         self._drive([u for u, _ in made])
         return [[v for v, _ in r] for _, r in made]
+
+    def postcondition_reasons_many(self, jobs: Sequence[tuple[Task, Spec | None,
+                                                              Sequence[tuple[Input, Any]]]]
+                                   ) -> list[list[tuple[Verdict, str]]]:
+        """As :meth:`postcondition_holds_many`, each verdict with why it is what it
+        is (the reason of an UNKNOWN: timeout, bound, no reduction...)."""
+        made = [self._post_job(*j) for j in jobs]
+        self._drive([u for u, _ in made])
+        return [list(r) for _, r in made]
 
     def run(self, task: Task, impl: Implementation | None, inputs: Sequence[Input]
             ) -> list[Outcome]:

@@ -115,7 +115,27 @@ def encode(t: LeanType, v: Any) -> Any:
         return v
     if isinstance(t, Opaque):
         return v.text
-    return to_lean(t, v, arg=False)
+    text = to_lean(t, v, arg=False)
+    if isinstance(t, (ListT, ArrayT, ProdT)) and _holds_opaque(t):
+        try:
+            parse_lean(t, text)
+        except (Unparsable, IllTyped):
+            # Opaque text of another language (Coq's `1%R`) inside a compound: the
+            # structural JSON form, which :func:`decode` reads element by element.
+            if isinstance(t, ProdT):
+                return [encode(t.fst, v[0]), encode(t.snd, v[1])]
+            return [encode(t.elem, x) for x in v]
+    return text
+
+
+def _holds_opaque(t: LeanType) -> bool:
+    if isinstance(t, Opaque):
+        return True
+    if isinstance(t, (ListT, ArrayT)):
+        return _holds_opaque(t.elem)
+    if isinstance(t, ProdT):
+        return _holds_opaque(t.fst) or _holds_opaque(t.snd)
+    return False
 
 
 def render_hazard(t: LeanType, v: Any) -> str | None:
