@@ -110,13 +110,16 @@ def verify(root: Path, workers: int) -> None:
     wall = time.perf_counter() - start
     agree = disagree = 0
     causes: Counter[str] = Counter()
+    where: dict[str, Counter[str]] = {}
     found: list[str] = []
     for t, c, p, r in zip(tasks, cls, post, runs, strict=True):
         n = len(t.tests)
         for i, x in enumerate(c):
             want = Label.EXPECTED if i < n else Label.UNEXPECTED
             if x.label == Label.UNKNOWN:
-                causes[f"precondition: {unknown_cause(x.detail)}"] += 1
+                cause = f"precondition: {unknown_cause(x.detail)}"
+                causes[cause] += 1
+                where.setdefault(cause, Counter())[t.id] += 1
             elif x.label == want:
                 agree += 1
             else:
@@ -132,7 +135,9 @@ def verify(root: Path, workers: int) -> None:
                     disagree += 1
                     found.append(f"{t.id} pair {i}: postcondition says {v.value}")
             else:
-                causes[f"postcondition: {unknown_cause(why)}"] += 1
+                cause = f"postcondition: {unknown_cause(why)}"
+                causes[cause] += 1
+                where.setdefault(cause, Counter())[t.id] += 1
         for i, (x, o) in enumerate(zip(t.tests, r, strict=True)):
             if o.ok:
                 same = values_equal(t.signature.return_type, o.value, x.expected)
@@ -141,7 +146,9 @@ def verify(root: Path, workers: int) -> None:
                     disagree += 1
                     found.append(f"{t.id} test[{i}]: reference gives {o.value!r}")
             elif o.inconclusive:
-                causes[f"reference: {unknown_cause(o.error or '')}"] += 1
+                cause = f"reference: {unknown_cause(o.error or '')}"
+                causes[cause] += 1
+                where.setdefault(cause, Counter())[t.id] += 1
             else:
                 disagree += 1
                 found.append(f"{t.id} test[{i}]: reference failed: {o.error}")
@@ -151,7 +158,8 @@ def verify(root: Path, workers: int) -> None:
           f"(reruns {b.stats.extra['reruns']}, skipped {b.stats.extra['skipped']}), "
           f"{wall:.0f} s; load issues {len(issues)}")
     for cause, k in causes.most_common():
-        print(f"  unknown {cause}: {k}")
+        tasks_of = ", ".join(f"{tid} {n}" for tid, n in where[cause].most_common(6))
+        print(f"  unknown {cause}: {k} ({tasks_of})")
     for f in found:
         print(f"  disagree {f}")
 
