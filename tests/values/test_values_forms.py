@@ -252,3 +252,19 @@ def test_every_type_string_in_the_verina_data_parses(verina_dir):
 def test_bad_type_strings_raise(text):
     with pytest.raises(TypeParseError):
         parse_type(text)
+
+
+def test_compounds_of_foreign_opaque_text_round_trip_as_json_lists() -> None:
+    """Coq reals (`1%R`) inside a list or pair cannot be read back by the Lean
+    literal parser: they are written element by element instead."""
+    from veriscale.values.types import ListT, Opaque, ProdT, Scalar
+    from veriscale.values.value import OpaqueValue
+    from veriscale.values.verina_json import decode, encode
+
+    reals = ListT(Opaque("R"))
+    value = (OpaqueValue("1%R"), OpaqueValue("(3/2)%R"))
+    assert encode(reals, value) == ["1%R", "(3/2)%R"]
+    assert decode(reals, encode(reals, value)) == value
+    pair = ProdT(Scalar("Int"), Opaque("R"))
+    assert decode(pair, encode(pair, (2, OpaqueValue("2%R")))) == (2, OpaqueValue("2%R"))
+    assert encode(ListT(Scalar("Int")), (1, 2)) == "[1, 2]"  # readable text stays text
