@@ -257,9 +257,9 @@ def test_bad_type_strings_raise(text):
 def test_compounds_of_foreign_opaque_text_round_trip_as_json_lists() -> None:
     """Coq reals (`1%R`) inside a list or pair cannot be read back by the Lean
     literal parser: they are written element by element instead."""
+    from veriscale.backends.lean.verina_json import decode, encode
     from veriscale.values.types import ListT, Opaque, ProdT, Scalar
     from veriscale.values.value import OpaqueValue
-    from veriscale.values.verina_json import decode, encode
 
     reals = ListT(Opaque("R"))
     value = (OpaqueValue("1%R"), OpaqueValue("(3/2)%R"))
