@@ -151,6 +151,33 @@ def test_cache_keeps_one_round_classification(tmp_path: Path):
     assert got.counts["expected_inputs"] == got.counts["unexpected_inputs"] == 1
 
 
+def test_wrappers_pass_on_every_backend_hint(tmp_path: Path):
+    """The oracle cache and the coalescing proxy hide no hint of the backend they
+    wrap: a lost ``default_cell_budget`` ran every adversary cell on WASM Lean."""
+    from veriscale.backends.base import HINTS, hint
+    from veriscale.backends.coalesce import CoalescingProxy
+
+    declared = {"classify_checks_syntax": True, "default_cell_budget": 3000,
+                "plausible_unavailable": "no plausible here"}
+    assert set(declared) == set(HINTS)
+    Hinted = type("Hinted", (CountingBackend,), dict(declared))
+    cached = CachingBackend(Hinted(), OracleCache(tmp_path / "oracle.sqlite"))
+    plain = CachingBackend(CountingBackend(), OracleCache(tmp_path / "other.sqlite"))
+    for wrapper in (cached, CoalescingProxy(None, cached)):  # type: ignore[arg-type]
+        assert {n: hint(wrapper, n) for n in HINTS} == declared
+    assert {n: hint(plain, n) for n in HINTS} == HINTS
+    with pytest.raises(AttributeError):
+        cached.no_such_attribute  # noqa: B018
+
+
+def test_coq_backend_samples_cells_by_default():
+    from veriscale.backends.base import hint
+    from veriscale.backends.coq.backend import CoqBackend
+
+    assert hint(CoqBackend(), "default_cell_budget") == 3000
+    assert hint(CoqBackend(cell_budget=0), "default_cell_budget") == 0
+
+
 def test_assemble_plus_keeps_original_rows_and_merges():
     task = make_task()
     pairs = [((1,), 2, "original:test"), ((5,), 10, "mutation"), ((6,), 12, "seed")]

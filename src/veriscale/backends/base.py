@@ -183,6 +183,26 @@ Request = tuple[str, tuple[Any, ...]]
 """``(operation, args)``: one protocol call, e.g. ``("classify", (task, inputs))``."""
 
 
+HINTS: dict[str, Any] = {
+    "classify_checks_syntax": False,
+    "default_cell_budget": 0,
+    "plausible_unavailable": "",
+}
+"""Optional attributes a backend may declare, with the value meant when it does not:
+``classify_checks_syntax`` (its ``classify`` also answers the syntax filter),
+``default_cell_budget`` ((expected input, adversary) cells per task when the config
+sets none; 0 = every cell), ``plausible_unavailable`` (why property-based search
+is off). The wrappers (oracle cache, coalescing proxy) pass every hint on through
+:func:`hint`, so wrapping a backend never changes what a stage does."""
+
+
+def hint(backend: Any, name: str) -> Any:
+    """``backend``'s value for the hint ``name`` (see :data:`HINTS`), or its default."""
+    default = HINTS[name]
+    got = getattr(backend, name, default)
+    return got if isinstance(got, type(default)) else default
+
+
 @runtime_checkable
 class BatchBackend(Protocol):
     """The optional batch capability: many protocol calls, of mixed kinds and tasks, in

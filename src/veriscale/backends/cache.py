@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from veriscale.backends.base import (
+    HINTS,
     Backend,
     BackendStats,
     Classification,
@@ -32,6 +33,7 @@ from veriscale.backends.base import (
     Request,
     Spec,
     Verdict,
+    hint,
 )
 from veriscale.benchmark.fingerprint import code_fingerprint
 from veriscale.benchmark.model import Input, Task
@@ -196,16 +198,12 @@ class CachingBackend:
     def stats(self) -> BackendStats:
         return self.inner.stats
 
-    @property
-    def classify_checks_syntax(self) -> bool:
-        """The inner backend's: without it a stage asks a separate syntax round (on
-        WASM Lean a round of files) that the inner ``classify`` already answers."""
-        return bool(getattr(self.inner, "classify_checks_syntax", False))
-
-    @property
-    def plausible_unavailable(self) -> str:
-        why = getattr(self.inner, "plausible_unavailable", "")
-        return why if isinstance(why, str) else ""
+    def __getattr__(self, name: str) -> Any:
+        """The inner backend's hints (:data:`~veriscale.backends.base.HINTS`): hiding
+        one would change a stage (a separate syntax round, every adversary cell)."""
+        if name in HINTS:
+            return hint(self.inner, name)
+        raise AttributeError(name)
 
     def answer(self, requests: Sequence[Request]) -> list[list[Any]]:
         from veriscale.backends import dispatch

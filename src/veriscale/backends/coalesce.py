@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from veriscale.backends import dispatch
-from veriscale.backends.base import BackendStats, BatchBackend
+from veriscale.backends.base import HINTS, BackendStats, BatchBackend, hint
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -103,13 +103,11 @@ class CoalescingProxy:
     def stats(self) -> BackendStats:
         return self._inner.stats
 
-    @property
-    def classify_checks_syntax(self) -> bool:
-        return bool(getattr(self._inner, "classify_checks_syntax", False))
-
-    @property
-    def default_cell_budget(self) -> int:
-        return int(getattr(self._inner, "default_cell_budget", 0) or 0)
+    def __getattr__(self, name: str) -> Any:
+        """The inner backend's hints (:data:`~veriscale.backends.base.HINTS`)."""
+        if name in HINTS:
+            return hint(self._inner, name)
+        raise AttributeError(name)
 
     def evaluate_many(self, requests: Sequence[tuple[str, tuple[Any, ...]]]) -> list[list[Any]]:
         return self._hub.submit(list(requests))

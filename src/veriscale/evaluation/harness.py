@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from veriscale.backends import dispatch
-from veriscale.backends.base import Backend, FailureKind, OutputTester, Verdict
+from veriscale.backends.base import Backend, FailureKind, OutputTester, Verdict, hint
 from veriscale.benchmark.model import Task
 from veriscale.evaluation.passk import mean_pass_at_k
 from veriscale.evaluation.scoring import (
@@ -135,7 +135,7 @@ def _compile_state(answer: Any, res: SampleResult, part: str) -> bool | None:
 
 def _missing_stage(backend: Backend) -> str:
     """Why the backend's Plausible stage cannot run ("" when it can or has none)."""
-    why = getattr(backend, "plausible_unavailable", "")
+    why = hint(backend, "plausible_unavailable")
     return why if isinstance(why, str) else ""
 
 

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from veriscale.backends import dispatch
-from veriscale.backends.base import Backend, Outcome, Verdict
+from veriscale.backends.base import Backend, Outcome, Verdict, hint
 from veriscale.backends.causes import cause_counts
 from veriscale.benchmark.model import Implementation, Input, Signature, Spec, Task
 from veriscale.pipeline.config import AdversarySettings
@@ -243,8 +243,8 @@ def synthesize(
     result.unexpected = [[] for _ in inputs]
 
     # -- run every compiled adversary on its sampled expected inputs (one batched call)
-    budget = cfg.max_cells if cfg.max_cells is not None else int(
-        getattr(backend, "default_cell_budget", 0) or 0)
+    budget = (cfg.max_cells if cfg.max_cells is not None
+              else hint(backend, "default_cell_budget"))
     rows_of = sample_cells(len(inputs), len(compiled), budget, seed)
     outcomes: list[list[tuple[int, Outcome]]] = [[] for _ in compiled]
     jobs = [(c, rows) for c, rows in enumerate(rows_of) if rows]

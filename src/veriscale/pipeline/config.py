@@ -53,7 +53,7 @@ class AdversarySettings(_Section):
         ge=0,
         description="(expected input, adversary) cells run per task, sampled with the seed "
         "(the authors sampled 3000); 0 runs every cell; unset: the backend's default "
-        "(3000 on WASM Lean, every cell elsewhere)",
+        "(3000 on WASM Lean and on Coq, every cell on native Lean and Python)",
     )
     require_flawed_acceptance: bool = Field(
         False,

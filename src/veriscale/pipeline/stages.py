@@ -20,7 +20,7 @@ from typing import Any
 
 from veriscale.artifacts import ClassifyArtifact
 from veriscale.backends import dispatch
-from veriscale.backends.base import Backend, Label
+from veriscale.backends.base import Backend, Label, hint
 from veriscale.backends.causes import cause_counts
 from veriscale.benchmark.model import Input, Task
 from veriscale.pipeline.config import RunConfig
@@ -132,7 +132,7 @@ def stage_classify(task: Task, candidates: list[CandidateInput], backend: Backen
     asked once; its ``syntax``-stage answers are the filter's rejections.
     """
     inputs = [c.input for c in candidates]
-    if getattr(backend, "classify_checks_syntax", False):
+    if hint(backend, "classify_checks_syntax"):
         both = dispatch.one(backend, "classify", task, inputs)
         problems = [v.detail or "ill_typed" if v.stage == "syntax" else None for v in both]
         kept = [v for v in both if v.stage != "syntax"]

@@ -46,6 +46,10 @@ from veriscale.values import is_modelled
 from veriscale.values.value import ValueError_
 
 CHECK_LIBS = "Coq.ZArith.ZArith Coq.Strings.String Coq.Strings.Ascii Coq.Lists.List"
+# The authors sampled 3000 (expected input, adversary) pairs per task. Unsampled,
+# VERINA-Coq's default config holds about 562,000 cells (up to 9,776 in one task),
+# hours of coqc on 2 cores; at 3000 a task keeps every cell up to that size.
+DEFAULT_CELL_BUDGET = 3000
 CHECK_IMPORTS = ("Import Coq.ZArith.ZArith Coq.Strings.String Coq.Strings.Ascii "
                  "Coq.Lists.List.ListNotations.")
 
@@ -219,6 +223,8 @@ class CoqBackend:
     ``memory_mb`` (per process), ``nat_bound``, ``workers`` (parallel coqc),
     ``max_checks_per_file``, ``timeout_budget`` (checks of one context that may
     exceed their limits before the rest are skipped, see :func:`check_tactic`),
+    ``cell_budget`` ((expected input, adversary) cells run per task unless the
+    config's ``[adversaries] max_cells`` says otherwise; 0 runs every cell),
     ``executor`` (where files run: with a remote executor each ``coqc`` file is
     one unit of it)."""
 
@@ -228,8 +234,10 @@ class CoqBackend:
                  memory_mb: int = 2048, nat_bound: int = 200_000, workers: int = 2,
                  max_checks_per_file: int = 1500, max_units_per_file: int = 60,
                  timeout_budget: int = 3, quickchick: bool = True,
+                 cell_budget: int = DEFAULT_CELL_BUDGET,
                  executor: Executor | None = None, **_ignored: Any) -> None:
         self.executor = executor
+        self.default_cell_budget = max(0, int(cell_budget))
         self.timeout_budget = max(1, int(timeout_budget))
         self.quickchick = bool(quickchick)
         self.coqc = coqc
