@@ -10,6 +10,7 @@ in ``veriscale.backends.<language>.plugin``; a new language is one folder under
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -25,6 +26,33 @@ class Template:
     strategy: str  # constant-return, input-echo, trivial-synthesis, malicious-deletion, ...
     detail: str
     code: str
+
+
+def assemble_templates(
+    strategies: Iterable[tuple[str, str, str]],
+    define: Callable[[str], str],
+    *,
+    wraps_reference: bool,
+    constants: Sequence[str],
+    edge: tuple[str, str] | None,
+    perturbations: Iterable[tuple[str, str]],
+    guarded: Callable[[str, str], str],
+    bound: Callable[[str], str],
+) -> list[Template]:
+    """The offline red team in the order every language lists it: ``define(expr)``
+    for each (strategy, detail, expr) over the signature; then, where the ground
+    truth can be wrapped, the edge case (``guarded(cond, constant)``: the constant
+    where ``cond`` holds, the reference elsewhere) and each near miss
+    (``bound(expr)``: ``expr`` over the reference's result). Only the syntax is the
+    language's; the choice and order of adversaries is one fact, kept here."""
+    out = [Template(s, d, define(e)) for s, d, e in strategies]
+    if not wraps_reference:
+        return out
+    if edge and constants:
+        label, cond = edge
+        out.append(Template("edge-case", f"{label}:{constants[0]}", guarded(cond, constants[0])))
+    out.extend(Template("near-miss", label, bound(expr)) for label, expr in perturbations)
+    return out
 
 
 @dataclass(frozen=True)

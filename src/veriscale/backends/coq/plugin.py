@@ -9,7 +9,6 @@ paper's Appendix C for prompts, with Coq's forbidden constructs.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +17,7 @@ from veriscale.backends.coq.lexer import split_conjuncts
 from veriscale.backends.coq.literal import nat_magnitude, parse_coq, to_coq
 from veriscale.backends.coq.safety import screen, screen_term
 from veriscale.backends.coq.types import coq_type, parse_coq_type
-from veriscale.backends.language import PromptParts
+from veriscale.backends.language import PromptParts, Template, Weakening, assemble_templates
 from veriscale.benchmark.model import Param, Task
 from veriscale.values import ArrayT, LeanType, ListT, OptionT, ProdT, Scalar
 
@@ -26,19 +25,6 @@ NAT_BOUND = 1_000
 """Largest ``nat`` a seed or mutant may hold (unary in Coq: a function of a 10^5 input
 can build 10^15 cells). The backend's own ``nat_bound`` (what it agrees to evaluate
 at all) is larger, so that a benchmark's own tests are still checked."""
-
-
-@dataclass(frozen=True)
-class CoqTemplate:
-    strategy: str
-    detail: str
-    code: str
-
-
-@dataclass(frozen=True)
-class CoqWeakening:
-    label: str
-    body: str
 
 
 def _is(t: LeanType, name: str) -> bool:
@@ -146,7 +132,7 @@ def reference_definition(task: Task, ref_name: str) -> str | None:
     return f"{aux}\n\n{main}" if aux.strip() else main
 
 
-def adversary_templates(task: Task) -> list[CoqTemplate]:
+def adversary_templates(task: Task) -> list[Template]:
     sig = task.signature
     header = code_header(task)
 
@@ -154,34 +140,28 @@ def adversary_templates(task: Task) -> list[CoqTemplate]:
         main = f"{header}\n  {expr}.\n"
         return f"{before}\n\n{main}" if before else main
 
-    out = [CoqTemplate(s, d, define(e)) for s, d, e in _strategies(sig)]
     ref_name = f"{sig.name}_vs_ref"
     ref = reference_definition(task, ref_name)
-    if ref is None:
-        return out
     call = "(" + " ".join([ref_name, *(p.name for p in sig.params)]) + ")"
-    consts = constants(sig.return_type)
-    edge = _edge(sig)
-    if edge and consts:
-        label, cond = edge
-        out.append(CoqTemplate("edge-case", f"{label}:{consts[0]}",
-                               define(f"if {cond} then {consts[0]} else {call}", ref)))
-    for label, expr in perturbations(sig.return_type, "vs_r"):
-        out.append(CoqTemplate("near-miss", label, define(f"let vs_r := {call} in {expr}", ref)))
-    return out
+    return assemble_templates(
+        _strategies(sig), define, wraps_reference=ref is not None,
+        constants=constants(sig.return_type), edge=_edge(sig),
+        perturbations=perturbations(sig.return_type, "vs_r"),
+        guarded=lambda cond, const: define(f"if {cond} then {const} else {call}", ref or ""),
+        bound=lambda expr: define(f"let vs_r := {call} in {expr}", ref or ""))
 
 
-def weakened_postconditions(task: Task) -> list[CoqWeakening]:
+def weakened_postconditions(task: Task) -> list[Weakening]:
     """GT postcondition with each top-level conjunct dropped, and with all dropped."""
     if task.coq is None or not task.coq.postcond.strip():
         return []
     parts = split_conjuncts(task.coq.postcond)
-    out: list[CoqWeakening] = []
+    out: list[Weakening] = []
     if len(parts) > 1:
         for k in range(len(parts)):
             rest = parts[:k] + parts[k + 1:]
-            out.append(CoqWeakening(f"drop:{k + 1}", " && ".join(f"({p})" for p in rest)))
-    out.append(CoqWeakening("drop-all", "true"))
+            out.append(Weakening(f"drop:{k + 1}", " && ".join(f"({p})" for p in rest)))
+    out.append(Weakening("drop-all", "true"))
     return out
 
 
@@ -308,10 +288,10 @@ class CoqPlugin:
     def screen_body(self, body: str) -> str | None:
         return screen_term(body)
 
-    def adversary_templates(self, task: Task) -> list[CoqTemplate]:
+    def adversary_templates(self, task: Task) -> list[Template]:
         return adversary_templates(task)
 
-    def weakened_postconditions(self, task: Task) -> list[CoqWeakening]:
+    def weakened_postconditions(self, task: Task) -> list[Weakening]:
         return weakened_postconditions(task)
 
     def split_conjuncts(self, body: str) -> list[str]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 import textwrap
 
-from veriscale.backends.language import Template
+from veriscale.backends.language import Template, assemble_templates
 from veriscale.backends.lean.render import code_header
 from veriscale.benchmark.model import Param, Signature, Task
 from veriscale.values import ArrayT, LeanType, ListT, Opaque, OptionT, ProdT, Scalar
@@ -217,18 +217,12 @@ def lean_templates(task: Task) -> list[Template]:
         main = f"{header} :=\n  {expr}\n"
         return f"{before}\n\n{main}" if before else main
 
-    out = [Template(s, d, define(e)) for s, d, e in _lean_strategies(sig)]
     ref_name = f"{sig.name}_vs_ref"
     ref = lean_reference_def(task, ref_name)
-    if ref is None:
-        return out
     call = " ".join([ref_name, *(p.name for p in sig.params), "h_precond"])
-    consts = lean_constants(sig.return_type)
-    edge = _lean_edge_condition(sig)
-    if edge and consts:
-        name, cond = edge
-        out.append(Template("edge-case", f"{name}:{consts[0]}",
-                            define(f"if {cond} then {consts[0]} else {call}", ref)))
-    for label, expr in lean_perturbations(sig.return_type, "r"):
-        out.append(Template("near-miss", label, define(f"let r := {call}\n  {expr}", ref)))
-    return out
+    return assemble_templates(
+        _lean_strategies(sig), define, wraps_reference=ref is not None,
+        constants=lean_constants(sig.return_type), edge=_lean_edge_condition(sig),
+        perturbations=lean_perturbations(sig.return_type, "r"),
+        guarded=lambda cond, const: define(f"if {cond} then {const} else {call}", ref or ""),
+        bound=lambda expr: define(f"let r := {call}\n  {expr}", ref or ""))

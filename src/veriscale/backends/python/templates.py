@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from veriscale.backends.language import Template
+from veriscale.backends.language import Template, assemble_templates
 from veriscale.backends.python.prompting import code_header, params
 from veriscale.benchmark.model import Param, Signature, Task
 from veriscale.values import ArrayT, LeanType, ListT, OptionT, ProdT, Scalar
@@ -162,25 +162,12 @@ def python_templates(task: Task) -> list[Template]:
     sig = task.signature
     header = code_header(sig)
     args = params(sig)
-    out = [
-        Template(strategy, detail, f"{header}:\n    return {expr}\n")
-        for strategy, detail, expr in _py_strategies(sig)
-    ]
     ref = _py_reference(task)
-    if ref is None:
-        return out
-    consts = py_constants(sig.return_type)
-    edge = _py_edge_condition(sig)
-    if edge and consts:
-        name, cond = edge
-        out.append(Template(
-            "edge-case", f"{name}:{consts[0]}",
-            f"{ref}\n\n\n{header}:\n    if {cond}:\n        return {consts[0]}\n"
-            f"    return {PY_REF}({args})\n",
-        ))
-    for label, expr in py_perturbations(sig.return_type, "r"):
-        out.append(Template(
-            "near-miss", label,
-            f"{ref}\n\n\n{header}:\n    r = {PY_REF}({args})\n    return {expr}\n",
-        ))
-    return out
+    return assemble_templates(
+        _py_strategies(sig), lambda expr: f"{header}:\n    return {expr}\n",
+        wraps_reference=ref is not None, constants=py_constants(sig.return_type),
+        edge=_py_edge_condition(sig), perturbations=py_perturbations(sig.return_type, "r"),
+        guarded=lambda cond, const: (f"{ref}\n\n\n{header}:\n    if {cond}:\n        return "
+                                     f"{const}\n    return {PY_REF}({args})\n"),
+        bound=lambda expr: (f"{ref}\n\n\n{header}:\n    r = {PY_REF}({args})\n"
+                            f"    return {expr}\n"))
