@@ -90,6 +90,7 @@ class LanguagePlugin(Protocol):
     display_name: str  # "Coq (Rocq)"
     backend: str  # the registry name of its oracle backend
     format_name: str  # the task directory format's name in the run manifest
+    task_files: tuple[str, ...]  # a folder holding any one of these is a task folder
     screen_name: str  # which checker screens untrusted code, for the run record
     backend_takes_seed: bool  # its backend takes the run's seed (``seed=``)
     backend_takes_runner: bool  # its backend takes ``runner=`` (``--runner``)
@@ -269,6 +270,11 @@ def plugin_for_dir(path: Path) -> LanguagePlugin:
         if plugin.owns_task_dir(path):
             return plugin
     raise LookupError(f"{path}: no language plug-in reads this task folder")
+
+
+def task_files() -> tuple[str, ...]:
+    """The file names that make a folder a task folder, over every plug-in."""
+    return tuple(dict.fromkeys(f for p in plugins() for f in p.task_files))
 
 
 def plugin_for_backend(backend: str) -> LanguagePlugin | None:

@@ -22,17 +22,16 @@ def natural_key(name: str) -> list[object]:
 
 
 def task_dirs(root: Path) -> list[Path]:
+    """The task folders of ``root``: those holding a file some plug-in marks a task by."""
+    from veriscale.backends.language import task_files
+
     root = Path(root)
     if not root.is_dir():
         raise NotADataset(f"{root} is not a directory")
-    dirs = [
-        d
-        for d in root.iterdir()
-        if d.is_dir() and ((d / "task.json").exists() or (d / "task.lean").exists()
-                           or (d / "task.py").exists())
-    ]
+    names = task_files()
+    dirs = [d for d in root.iterdir() if d.is_dir() and any((d / n).exists() for n in names)]
     if not dirs:
-        raise NotADataset(f"{root} holds no task folders (no task.json / task.lean / task.py)")
+        raise NotADataset(f"{root} holds no task folders (no {' / '.join(names)})")
     return sorted(dirs, key=lambda d: natural_key(d.name))
 
 

@@ -242,6 +242,7 @@ class CoqPlugin:
     display_name = "Coq"
     backend = "coq"
     format_name = "coq"
+    task_files = ("task.v", "task.json")
     backend_takes_seed = False  # its backend seeds the candidates' ``random`` from the run's seed
     backend_takes_runner = False  # its backend takes ``--runner`` (which prover binary)
     cheap_evaluation = False  # ``time_evaluation = "auto"`` times it (no prover start-up cost)

@@ -19,6 +19,7 @@ class LeanPlugin(ModuleLLMParts):
     package = "veriscale.backends.lean"  # its prompting and answers modules
     fence = "lean"  # the code fence tag of prompts
     format_name = "verina"  # the run manifest's name of the task directory format
+    task_files = ("task.lean", "task.json")
     backend_takes_seed = False  # its backend seeds the candidates' ``random`` from the run's seed
     backend_takes_runner = True  # its backend takes ``--runner`` (which prover binary)
     cheap_evaluation = False  # ``time_evaluation = "auto"`` times it (no prover start-up cost)

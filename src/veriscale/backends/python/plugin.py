@@ -20,6 +20,7 @@ class PythonPlugin(ModuleLLMParts):
     package = "veriscale.backends.python"  # its prompting and answers modules
     fence = "python"  # the code fence tag of prompts
     format_name = "python"
+    task_files = ("task.py",)
     backend_takes_seed = True  # its backend seeds the candidates' ``random`` from the run's seed
     backend_takes_runner = False  # its backend takes ``--runner`` (which prover binary)
     cheap_evaluation = True  # ``time_evaluation = "auto"`` times it (no prover start-up cost)
