@@ -23,6 +23,7 @@ from veriscale.llm.parsers import (
     parse_adversaries,
     parse_decomposition,
     parse_inputs,
+    rejection_kind,
 )
 
 SIG = Signature.from_json({
@@ -211,6 +212,7 @@ def test_lean_adversaries_rename_the_main_function_not_the_helper() -> None:
     assert "def helper (l : List Int)" in codes[2] and "def rotate (" in codes[2]
     assert "def helper" not in codes[1]  # ... but only with those that use it
     assert any("h_precond" in r for r in parsed.rejected)
+    assert [rejection_kind(r) for r in parsed.rejected] == ["wrong_signature"]
     assert all(i.origin == "llm:m" and i.target_spec == "spec-x" for i in parsed.implementations)
     assert len({i.id for i in parsed.implementations}) == 3
 
@@ -238,6 +240,7 @@ def rotate4(l, n):
     assert len(parsed.implementations) == 2  # #3 wrong parameters, #4 duplicate of #1
     assert "def _pad(l):" in parsed.implementations[1].code
     assert any("parameters" in r for r in parsed.rejected)
+    assert [rejection_kind(r) for r in parsed.rejected] == ["wrong_signature"]
 
 
 def test_adversaries_without_markers_are_split_by_definition() -> None:
@@ -280,3 +283,13 @@ def test_lean_spec_without_fences_after_prose() -> None:
             "def rotate_postcond (l : List Int) (n : Nat) (result : List Int) : Prop :=\n"
             "  result.length = l.length\n")
     assert parse_lean_spec(text, SIG).postcond == "result.length = l.length"
+
+
+def test_a_rejection_keeps_its_kind_and_reads_as_its_reason() -> None:
+    from veriscale.llm.parsers import Rejection
+
+    r = Rejection("f: no (h_precond : P) argument", "wrong_signature").within("chunk 2: ")
+    assert r == "chunk 2: f: no (h_precond : P) argument" and r.kind == "wrong_signature"
+    assert rejection_kind("a parameter-less plain string") == "malformed"
+    with pytest.raises(ValueError):
+        Rejection("x", "no-such-kind")

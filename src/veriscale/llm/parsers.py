@@ -380,7 +380,8 @@ class AnswerSyntax:
     markdown_headings: bool  # ``# Heading`` lines inside code are markdown, not code
     defined_names: Callable[[str], set[str]]  # names a piece of code defines
     adversaries_from: Callable[[str, Signature], tuple[list[str], list[str], list[Helper]]]
-    """(adversary sources, problems, helpers) of one chunk of a red-team answer."""
+    """(adversary sources, problems, helpers) of one chunk of a red-team answer; a
+    problem is a :class:`Rejection` (a plain ``str`` counts as malformed)."""
 
 
 def binder_mapping(got: list[str], want: list[str], what: str) -> list[tuple[str, str]]:
@@ -453,6 +454,31 @@ def with_id(spec: Spec) -> Spec:
 
 
 # ---------------------------------------------------------------------- adversaries
+
+
+class Rejection(str):
+    """Why one candidate of an answer was dropped: the reason's text, and its
+    accounting ``kind`` (``malformed``, ``wrong_signature``, ``truncated``,
+    ``unsafe``), set where the reason is found rather than read back from its
+    words. A plain ``str`` among rejections counts as ``malformed``."""
+
+    KINDS = ("malformed", "wrong_signature", "truncated", "unsafe")
+    kind: str
+
+    def __new__(cls, reason: str, kind: str = "malformed") -> Rejection:
+        if kind not in cls.KINDS:
+            raise ValueError(f"unknown rejection kind {kind!r}")
+        obj = super().__new__(cls, reason)
+        obj.kind = kind
+        return obj
+
+    def within(self, prefix: str) -> Rejection:
+        """The same rejection, its text after ``prefix`` (e.g. ``chunk 2: ``)."""
+        return Rejection(prefix + self, self.kind)
+
+
+def rejection_kind(reason: str) -> str:
+    return reason.kind if isinstance(reason, Rejection) else "malformed"
 
 
 @dataclass
@@ -552,10 +578,13 @@ def parse_adversaries(
         pool.extend(helpers)
         if not complete and (sources or problems):
             result.rejected.extend(
-                f"chunk {index}: cut by the token limit (finish_reason=length)"
+                Rejection(f"chunk {index}: cut by the token limit (finish_reason=length)",
+                          "truncated")
                 for _ in sources or [None])
             continue
-        result.rejected.extend(f"chunk {index}: {p}" for p in problems)
+        result.rejected.extend(
+            (p if isinstance(p, Rejection) else Rejection(p)).within(f"chunk {index}: ")
+            for p in problems)
         found.extend((index, src) for src in sources)
     seen: set[str] = set()
     for _, src in found:

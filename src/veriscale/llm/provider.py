@@ -37,9 +37,11 @@ from veriscale.llm.parsers import (
     Decomposition,
     ParsedAdversaries,
     ParseError,
+    Rejection,
     answer_text,
     parse_decomposition,
     parse_inputs,
+    rejection_kind,
 )
 from veriscale.llm.results import AdversaryResult, SeedResult, SpecResult
 
@@ -390,14 +392,14 @@ class LLMProvider:
                     for impl in parsed.implementations:
                         why = untrusted_problem(impl.code, lang)
                         if why:
-                            parsed.rejected.append(f"unsafe: {why}")
+                            parsed.rejected.append(Rejection(f"unsafe: {why}", "unsafe"))
                         else:
                             safe.append(impl)
                     with self._lock:
                         stats["proposed"] += len(parsed.implementations) + sum(
-                            1 for r in parsed.rejected if not r.startswith("unsafe"))
+                            1 for r in parsed.rejected if rejection_kind(r) != "unsafe")
                         for r in parsed.rejected:
-                            _bump(dropped, _drop_kind(r))
+                            _bump(dropped, rejection_kind(r))
                     rejected.extend(f"{task.id}: redteam: {endpoint.model}: {r}"
                                     for r in parsed.rejected)
                     if not safe:
@@ -432,20 +434,6 @@ class LLMProvider:
             )
         result.llm = stats
         return result
-
-
-def _drop_kind(reason: str) -> str:
-    """The accounting kind of a rejected chunk, from the plug-in parser's reason."""
-    text = reason.lower()
-    if text.startswith("unsafe"):
-        return "unsafe"
-    if "token limit" in text or "finish_reason=length" in text:
-        return "truncated"
-    if "not valid " in text or "unexpected top-level" in text:
-        return "malformed"
-    if "parameter" in text or "argument" in text:  # a missing (h_precond : ...) argument
-        return "wrong_signature"
-    return "malformed"
 
 
 def _stderr_notice(message: str) -> None:

@@ -21,6 +21,7 @@ from veriscale.llm.parsers import (
     AnswerSyntax,
     Helper,
     ParseError,
+    Rejection,
     binder_mapping,
     drop_markdown_lines,
     main_name_re,
@@ -230,13 +231,15 @@ def lean_adversaries_from(
         header = decl.text[:header_end] if header_end >= 0 else decl.text.split("\n|")[0]
         binders = lean_binders(header)
         if not any(_is_precond_binder(t, sig) for _, t in binders):
-            problems.append(
-                f"{decl.name}: no (h_precond : {precond_call(sig)}) argument"
-            )
+            problems.append(Rejection(
+                f"{decl.name}: no (h_precond : {precond_call(sig)}) argument",
+                "wrong_signature"))
             continue
         plain = [n for n, t in binders if not _is_precond_binder(t, sig)]
         if len(plain) != len(sig.params):
-            problems.append(f"{decl.name}: {len(plain)} parameters, expected {len(sig.params)}")
+            problems.append(Rejection(
+                f"{decl.name}: {len(plain)} parameters, expected {len(sig.params)}",
+                "wrong_signature"))
             continue
         out.append(code.strip() + "\n")
     if not out and not problems and not helpers:

@@ -18,6 +18,7 @@ from veriscale.llm.parsers import (
     AnswerSyntax,
     Helper,
     ParseError,
+    Rejection,
     binder_mapping,
     main_name_re,
     rename_ident,
@@ -158,11 +159,14 @@ def python_adversaries_from(
         assert isinstance(node, ast.FunctionDef)
         args = node.args
         if args.vararg or args.kwarg or args.kwonlyargs or args.posonlyargs:
-            problems.append(f"{node.name}: must take plain parameters {list(sig.names)}")
+            problems.append(Rejection(
+                f"{node.name}: must take plain parameters {list(sig.names)}",
+                "wrong_signature"))
             continue
         got = [a.arg for a in args.args]
         if got != list(sig.names):
-            problems.append(f"{node.name}: parameters {got}, expected {list(sig.names)}")
+            problems.append(Rejection(f"{node.name}: parameters {got}, expected "
+                                      f"{list(sig.names)}", "wrong_signature"))
             continue
         code = "\n\n".join([*pending, seg])
         pending = []
