@@ -164,6 +164,17 @@ def test_many_tasks_share_one_file(backend):
 
 
 @needs_coqc
+def test_coqc_files_drive_the_progress_display(backend):
+    events: list[tuple[str, int, int]] = []
+    backend.progress = lambda *e: events.append(e)
+    tasks = [make_task(name=f"inc{i}", code=f"x + {i}") for i in range(3)]
+    backend.max_units = 2  # three task contexts: two files
+    backend.evaluate_many([("run", (t, None, [(1,), (2,)])) for t in tasks])
+    assert events[0] == ("planned", 2, 6)
+    assert sorted(events[1:]) == [("done", 1, 2), ("done", 1, 4)]
+
+
+@needs_coqc
 def test_prop_precondition_is_decided_by_quickchick(backend):
     from veriscale.backends.coq.backend import quickchick_available
 

@@ -10,7 +10,8 @@ a concrete backend.
 from __future__ import annotations
 
 import enum
-from collections.abc import Sequence
+import logging
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -201,6 +202,21 @@ def hint(backend: Any, name: str) -> Any:
     default = HINTS[name]
     got = getattr(backend, name, default)
     return got if isinstance(got, type(default)) else default
+
+
+ProgressHook = Callable[[str, int, int], None]
+"""A prover backend's ``progress`` attribute, when a display sets it: called with
+``("planned", files, checks)`` when a round is packed and ``("done", 1, checks)``
+as each file finishes."""
+
+
+def notify_progress(hook: ProgressHook | None, event: str, files: int, checks: int) -> None:
+    """Tell ``hook`` (if any); a display must never break an oracle round."""
+    if hook is not None:
+        try:
+            hook(event, files, checks)
+        except Exception:
+            logging.getLogger(__name__).debug("progress hook failed", exc_info=True)
 
 
 @runtime_checkable

@@ -89,7 +89,7 @@ def _stats_of(backend: Any) -> dict[str, float]:
 
 
 class FileProgress:
-    """The second bar of a stage: Lean files and checks done of those planned so far.
+    """The second bar of a stage: prover files and checks done of those planned so far.
 
     Totals grow as rounds are packed (a stage's later rounds depend on earlier
     answers), so the time-left estimate is for the work known at that moment.
@@ -101,12 +101,13 @@ class FileProgress:
         self.files_done = 0
         self.checks_total = 0
         self.task: TaskID | None = None
+        self.label = "  oracle"  # the backend's name, once hooked
         self._lock = threading.Lock()
 
     def update(self, event: str, files: int, checks: int) -> None:
         with self._lock:
             if self.task is None:
-                self.task = self.progress.add_task("", total=0, label="  lean")
+                self.task = self.progress.add_task("", total=0, label=self.label)
             if event == "planned":
                 self.files_total += files
                 self.checks_total += checks
@@ -322,7 +323,7 @@ class Pipeline:
             self.fp[(task.id, name)] = self.fp[(task.id, name)] + "-provisional"
 
     def _hook_progress(self, files: FileProgress | None) -> Any:
-        """Let a backend that reports its files (Lean) drive the file/check bar."""
+        """Let a backend that reports its files (Lean, Coq) drive the file/check bar."""
         if files is None:
             return None
         backend: Any = self.backend
@@ -332,6 +333,7 @@ class Pipeline:
         if "progress" not in vars(backend):
             return None
         backend.progress = files.update
+        files.label = f"  {getattr(backend, 'name', 'oracle')}"
         return backend
 
     def artifact(self, task: Task, name: str) -> Any:

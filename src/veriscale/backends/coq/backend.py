@@ -31,8 +31,10 @@ from veriscale.backends.base import (
     Implementation,
     Label,
     Outcome,
+    ProgressHook,
     Spec,
     Verdict,
+    notify_progress,
 )
 from veriscale.backends.coq import format as F
 from veriscale.backends.coq.lexer import LexError, sentences
@@ -250,6 +252,7 @@ class CoqBackend:
         self.max_units = int(max_units_per_file)
         self.stats = BackendStats(extra={"coqc_files": 0, "reruns": 0, "skipped": 0})
         self._lock = threading.Lock()
+        self.progress: ProgressHook | None = None  # set by a progress display
 
     # ---------------------------------------------------------------- execution
 
@@ -373,13 +376,19 @@ class CoqBackend:
         with self._lock:
             self.stats.checks += sum(len(u.checks) for u in units)
             self.stats.extra["coqc_files"] += len(files)
+        notify_progress(self.progress, "planned", len(files), sum(len(u.checks) for u in units))
+
+        def run(f: list[Unit]) -> None:
+            self._run_file(f)
+            notify_progress(self.progress, "done", 1, sum(len(u.checks) for u in f))
+
         width = self.executor.width(self.workers, len(files)) if self.executor else self.workers
         if len(files) == 1 or width == 1:
             for f in files:
-                self._run_file(f)
+                run(f)
         else:
             with ThreadPoolExecutor(width) as pool:
-                list(pool.map(self._run_file, files))
+                list(pool.map(run, files))
 
     # ---------------------------------------------------------------- contexts
 

@@ -58,8 +58,10 @@ from veriscale.backends.base import (
     Implementation,
     Label,
     Outcome,
+    ProgressHook,
     Spec,
     Verdict,
+    notify_progress,
 )
 from veriscale.backends.lean import compat, render
 from veriscale.backends.lean.literal import parse_lean
@@ -347,17 +349,10 @@ class LeanBackend:
         self._counter = 0
         self._lock = threading.Lock()
         self.compat: dict[str, set[str]] = {}  # task id → compatibility names it needed
-        self.progress: Callable[[str, int, int], None] | None = None
-        """Called with ("planned", files, checks) when a round is packed and
-        ("done", 1, checks) as each file finishes, for a progress display."""
+        self.progress: ProgressHook | None = None  # set by a progress display
 
     def _notify(self, event: str, files: int, checks: int) -> None:
-        hook = self.progress
-        if hook is not None:
-            try:
-                hook(event, files, checks)
-            except Exception:  # a display must never break an oracle round
-                log.debug("progress hook failed", exc_info=True)
+        notify_progress(self.progress, event, files, checks)
 
     @property
     def kernel(self) -> bool:
