@@ -21,8 +21,16 @@ def pytest_configure(config) -> None:
     import os
     import tempfile
 
-    os.environ["VERISCALE_ORACLE_CACHE"] = str(
-        Path(tempfile.mkdtemp(prefix="veriscale-test-cache-")) / "oracle.sqlite")
+    config._veriscale_cache_dir = tempfile.mkdtemp(prefix="veriscale-test-cache-")
+    os.environ["VERISCALE_ORACLE_CACHE"] = str(Path(config._veriscale_cache_dir) / "oracle.sqlite")
+
+
+def pytest_unconfigure(config) -> None:
+    import shutil
+
+    where = getattr(config, "_veriscale_cache_dir", None)
+    if where:
+        shutil.rmtree(where, ignore_errors=True)
 
 
 @pytest.fixture(autouse=True)
