@@ -127,10 +127,13 @@ class OutputsArtifact(Artifact):
         "pairs": ("input", "expected", "provenance"),
         "failures": ("input",),
         "reference_mismatches": ("input",),
+        "gt_rejected": ("input", "reference"),
     }
     pairs: list[dict[str, Any]] = field(default_factory=list)
     failures: list[dict[str, Any]] = field(default_factory=list)
     reference_mismatches: list[dict[str, Any]] = field(default_factory=list)
+    gt_rejected: list[dict[str, Any]] = field(default_factory=list)
+    """Expected inputs whose reference output the GT postcondition rejects (not kept)."""
 
 
 @dataclass

@@ -208,3 +208,26 @@ def test_unreadable_or_misshapen_artifacts_are_recomputed_not_fatal(tmp_path: Pa
     doc["data"] = OutputsArtifact().to_json()
     rd.artifact_path("t1", "outputs").write_text(json.dumps(doc))
     assert rd.load_artifact("t1", "outputs", "fp") is None
+
+
+def test_outputs_drop_pairs_the_gt_postcondition_rejects():
+    """A pair whose reference output the task's own postcondition rejects is listed,
+    not kept (it would fail a correct specification); undecided verdicts keep it."""
+    from veriscale.pipeline.stages import CandidateInput, stage_outputs
+
+    class Inconsistent(CountingBackend):
+        def postcondition_holds(self, task, spec, pairs):
+            self.calls.append(("post", len(pairs)))
+            return [Verdict.FALSE if x[0] == 3 else Verdict.UNKNOWN if x[0] == 4
+                    else Verdict.TRUE for x, _ in pairs]
+
+    inputs = [CandidateInput((x,), "mutation") for x in (1, 3, 4, 7)]
+    backend = Inconsistent()
+    got = stage_outputs(make_task(), inputs, backend)
+    assert [p["input"] for p in got["pairs"]] == [{"x": 1}, {"x": 4}]
+    assert got["gt_rejected"] == [{"input": {"x": 3}, "reference": 6,
+                                   "provenance": "mutation"}]
+    assert got["counts"]["gt_rejected"] == 1 and got["counts"]["gt_postcondition_unknown"] == 1
+    assert ("post", 3) in backend.calls  # the failed run (7) is not asked about
+    off = stage_outputs(make_task(), inputs, Inconsistent(), check_postcondition=False)
+    assert len(off["pairs"]) == 3 and "gt_rejected" not in off["counts"]

@@ -82,6 +82,12 @@ class ReductionSettings(_Section):
 
 
 class SuiteSettings(_Section):
+    require_gt_postcondition: bool = Field(
+        True,
+        description="keep an expected pair only if the GT postcondition does not reject "
+        "the reference's output (one more oracle round; the rejected pairs, where the "
+        "task's code and specification disagree, are listed per task in outputs.json)",
+    )
     keep_nonkilling_pairs: bool = Field(
         True,
         description="keep expected pairs no adversary kills in Plus (the authors dropped "

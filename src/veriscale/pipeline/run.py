@@ -381,6 +381,7 @@ class Pipeline:
                                         "adversaries.max_adver_impl", "backend",
                                         "backend_options"), llm)
         adv_cfg = cfg.fingerprint("adversaries", "backend", "backend_options")
+        gt_post = cfg.fingerprint("suite.require_gt_postcondition")
 
         self._stage(
             "candidates",
@@ -398,9 +399,10 @@ class Pipeline:
         )
         self._stage(
             "outputs",
-            lambda t: _hash(self.fp[(t.id, "classify")]),
+            lambda t: _hash(self.fp[(t.id, "classify")], gt_post),
             lambda t, b: stages.stage_outputs(
-                t, stages.decode_candidates(t, self.artifact(t, "classify").expected_inputs), b
+                t, stages.decode_candidates(t, self.artifact(t, "classify").expected_inputs), b,
+                check_postcondition=self.config.suite.require_gt_postcondition,
             ),
         )
         self._stage(

@@ -20,7 +20,7 @@ from typing import Any
 
 from veriscale.artifacts import ClassifyArtifact
 from veriscale.backends import dispatch
-from veriscale.backends.base import Backend, Label, hint
+from veriscale.backends.base import Backend, Label, Verdict, hint
 from veriscale.backends.causes import cause_counts
 from veriscale.benchmark.model import Input, Task
 from veriscale.pipeline.config import RunConfig
@@ -178,18 +178,40 @@ def stage_classify(task: Task, candidates: list[CandidateInput], backend: Backen
 # ------------------------------------------------------------------ outputs
 
 
-def stage_outputs(task: Task, expected: list[CandidateInput], backend: Backend) -> dict[str, Any]:
-    """Run the reference on every expected input; failures are recorded, not kept."""
+def stage_outputs(task: Task, expected: list[CandidateInput], backend: Backend,
+                  check_postcondition: bool = True) -> dict[str, Any]:
+    """Run the reference on every expected input; failures are recorded, not kept.
+
+    With ``check_postcondition`` the GT postcondition is asked about every
+    (input, reference output) pair, and a pair it rejects is not kept but listed
+    (``gt_rejected``): the task's own code and specification disagree there, so
+    the pair would fail a correct specification. VERINA's Coq track has such
+    tasks (a precondition translated without one of the Lean conjuncts admits
+    inputs the postcondition was never meant for). An undecided verdict keeps
+    the pair: the reference's output is the expected output by definition.
+    """
     sig = task.signature
     outcomes = dispatch.one(backend, "run", task, None, [c.input for c in expected])
     pairs: list[dict[str, Any]] = []
     failures: list[dict[str, Any]] = []
     original_expected = {t.input: t.expected for t in task.tests}
     mismatches: list[dict[str, Any]] = []
-    for cand, out in zip(expected, outcomes, strict=True):
+    gt_rejected: list[dict[str, Any]] = []
+    verdicts: list[Verdict | None] = [None] * len(expected)
+    if check_postcondition:
+        ok = [i for i, out in enumerate(outcomes) if out.ok]
+        got = dispatch.one(backend, "postcondition_holds", task, None,
+                           [(expected[i].input, outcomes[i].value) for i in ok])
+        for i, v in zip(ok, got, strict=True):
+            verdicts[i] = v
+    for cand, out, verdict in zip(expected, outcomes, verdicts, strict=True):
         enc = sig.encode_input(cand.input)
         if not out.ok:
             failures.append({"input": enc, "error": out.error})
+            continue
+        if verdict is Verdict.FALSE:
+            gt_rejected.append({"input": enc, "reference": sig.encode_output(out.value),
+                                "provenance": cand.provenance})
             continue
         if cand.input in original_expected and original_expected[cand.input] != out.value:
             mismatches.append(
@@ -202,15 +224,19 @@ def stage_outputs(task: Task, expected: list[CandidateInput], backend: Backend) 
         pairs.append(
             {"input": enc, "expected": sig.encode_output(out.value), "provenance": cand.provenance}
         )
+    undecided = sum(1 for v in verdicts if v not in (None, Verdict.TRUE, Verdict.FALSE))
     return {
         "pairs": pairs,
         "failures": failures,
         "reference_mismatches": mismatches,
+        "gt_rejected": gt_rejected,
         "counts": {
             "expected_inputs": len(expected),
             "pairs": len(pairs),
             "failures": len(failures),
             **cause_counts("failed", [f["error"] or "" for f in failures]),
             "reference_mismatches": len(mismatches),
+            **({"gt_rejected": len(gt_rejected), "gt_postcondition_unknown": undecided}
+               if check_postcondition else {}),
         },
     }
