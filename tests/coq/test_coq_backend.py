@@ -187,3 +187,11 @@ def test_prop_precondition_is_decided_by_quickchick(backend):
     cls = backend.classify(task, [(3,), (12,)])
     assert [c.label for c in cls] == [Label.EXPECTED, Label.UNEXPECTED]
     assert {c.stage for c in cls} == {"quickchick"}
+
+
+@needs_coqc
+def test_the_oracle_cache_knows_which_coqc_answered():
+    from veriscale.backends.cache import oracle_identity
+
+    ident = oracle_identity(CoqBackend())
+    assert "Coq" in ident and "version" in ident and f"codec {CoqBackend.CODEC_REVISION}" in ident

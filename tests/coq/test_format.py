@@ -48,6 +48,8 @@ def test_parse_literals_and_compute_output(t, text, value):
 @pytest.mark.parametrize(("t", "text", "exc"), [
     (NAT, "-1%nat", IllTyped), (INT, "[1]", Unparsable), (NAT, "3%Z", Unparsable),
     (ListT(INT), "[1; 2", Unparsable), (CHAR, '"ab"%char', IllTyped),
+    # how Compute prints bytes that are not UTF-8 (the bytes of "é" reversed)
+    (STRING, 'String "169" (String "195" "")', Unparsable),
 ])
 def test_bad_literals_are_refused(t, text, exc):
     with pytest.raises(exc):

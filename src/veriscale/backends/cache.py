@@ -91,13 +91,17 @@ def _key(*parts: Any) -> str:
 
 
 def oracle_identity(backend: Backend) -> str:
-    """Who answers: the backend, its runner (a Lean runner's ``identity()`` names the
-    toolchain) and the interpreter and VeriScale versions (the Python backend's
-    toolchain), so a different oracle never serves another's answers."""
+    """Who answers: the backend, its toolchain (a Lean runner's ``identity()``, or the
+    backend's own: ``coqc``'s version) and the interpreter and VeriScale versions (the
+    Python backend's toolchain), so a different oracle never serves another's answers."""
     from veriscale import __version__
 
     runner = getattr(backend, "runner", None)  # the Lean backend's runner, if any
-    ident = runner.identity() if runner is not None and hasattr(runner, "identity") else ""
+    if runner is not None and hasattr(runner, "identity"):
+        ident = runner.identity()
+    else:
+        own = getattr(backend, "identity", None)
+        ident = own() if callable(own) else ""
     return f"{backend.name}|{ident}|python {platform.python_version()}|veriscale {__version__}"
 
 

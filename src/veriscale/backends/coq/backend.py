@@ -254,6 +254,24 @@ class CoqBackend:
         self._lock = threading.Lock()
         self.progress: ProgressHook | None = None  # set by a progress display
 
+    CODEC_REVISION = 2
+    """Bumped when the same check can get another answer from this code (2: a string
+    of non-UTF-8 bytes is unparsable), so the oracle cache never serves older ones."""
+
+    def identity(self) -> str:
+        """Who answers, for the oracle cache: ``coqc``'s version and our codec."""
+        if not hasattr(self, "_identity"):
+            import subprocess
+
+            try:
+                out = subprocess.run([find_coqc(self.coqc), "--version"], capture_output=True,
+                                     text=True, timeout=30).stdout
+                version = " ".join(out.split()[:6])
+            except (OSError, RuntimeError, subprocess.SubprocessError):
+                version = f"{self.coqc} (version unknown)"
+            self._identity = f"{version}; codec {self.CODEC_REVISION}"
+        return self._identity
+
     # ---------------------------------------------------------------- execution
 
     def _spawn(self, source: str) -> CoqRun | UnitFailure:

@@ -9,6 +9,10 @@ accepts VERINA's hand-written literals and what ``Compute`` prints
 
 Coq strings are byte strings: a neutral string is carried as its UTF-8
 bytes; a Coq ``ascii`` is one byte, so a char holds a code point below 256.
+``Compute`` prints a string's bytes as text where they are UTF-8 and as
+``String "NNN"%char ...`` where they are not; such a string (e.g. the bytes of
+"é" reversed) is no neutral string, so its parse is refused rather than read as
+one code point per byte (which would render back as other bytes).
 """
 
 from __future__ import annotations
@@ -363,6 +367,9 @@ def _scalar(toks: _Toks, name: str, top: bool) -> Any:
             return ""
         if text == "String" and top:
             head = _parse(toks, Scalar("Char"))
+            if ord(head) >= 128:
+                raise Unparsable(f"the Coq string holds the byte {ord(head)} outside UTF-8 "
+                                 "text: not a string value of the benchmark's")
             return head + _parse(toks, Scalar("String"))
         if kind != "str":
             raise Unparsable(f"expected a string literal, found {text!r}")
