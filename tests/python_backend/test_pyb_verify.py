@@ -36,7 +36,7 @@ def test_verify_json_all_agree(tmp_path: Path) -> None:
     assert data["checks"]["reference_reproduces_expected"]["agree"] == 6
     assert set(data["per_task"]) == {"a", "b"}
     assert data["per_task"]["a"]["postcond_rejects_unexpected"]["agree"] == 3
-    assert data["lean_processes"] >= 1 and data["seconds"] >= 0
+    assert data["oracle_processes"] >= 1 and data["seconds"] >= 0
 
 
 def test_verify_finds_disagreements(tmp_path: Path) -> None:

@@ -98,7 +98,7 @@ class VerifyReport:
             "checks": {k: c.to_json() for k, c in self.checks.items()},
             "per_task": {t: {k: c.to_json() for k, c in kinds.items()}
                          for t, kinds in self.per_task.items()},
-            "lean_processes": self.processes,
+            "oracle_processes": self.processes,  # Lean files, coqc runs, sandbox workers
             "seconds": round(self.seconds, 3),
             "disagreements": [f.to_json() for f in self.findings],
             "load_issues": [str(i) for i in self.load_issues],
