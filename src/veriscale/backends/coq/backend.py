@@ -391,10 +391,11 @@ class CoqBackend:
             size += len(u.checks)
         if current:
             files.append(current)
+        planned = sum(len(u.checks) for u in units)
         with self._lock:
-            self.stats.checks += sum(len(u.checks) for u in units)
+            self.stats.checks += planned
             self.stats.extra["coqc_files"] += len(files)
-        notify_progress(self.progress, "planned", len(files), sum(len(u.checks) for u in units))
+        notify_progress(self.progress, "planned", len(files), planned)
 
         def run(f: list[Unit]) -> None:
             self._run_file(f)
