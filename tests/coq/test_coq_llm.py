@@ -77,3 +77,16 @@ def test_seeds_and_mutants_stay_inside_the_nat_bound():
                         MutationConfig(max_mutations_per_input=30, seed=1), accept)
     assert out and all(n <= NAT_BOUND for n, _ in out)
     assert any(abs(z) > 10**6 for _, z in out)  # Z keeps its large magnitudes
+
+
+def test_seeds_and_mutants_stay_ascii():
+    from veriscale.expansion.mutation import MutationConfig, mutate_inputs
+    from veriscale.pipeline.stages import _language_filter
+
+    task = make_task(name="rev", params=(("s", "string"), ("c", "ascii")), ret="string",
+                     precond="true", code="s", postcond="String.eqb result s")
+    accept = _language_filter(task)
+    assert accept(("abc", "a")) and not accept(("é", "a")) and not accept(("a", "é"))
+    out = mutate_inputs(task.signature, [("hello", "x"), ("", "q")],
+                        MutationConfig(max_mutations_per_input=60, seed=3), accept)
+    assert len(out) > 20 and all(s.isascii() and c.isascii() for s, c in out)

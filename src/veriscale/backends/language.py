@@ -111,11 +111,9 @@ class LanguagePlugin(Protocol):
     def type_text(self, t: LeanType) -> str: ...
     def render_value(self, t: LeanType, value: Any) -> str: ...
     def parse_value(self, t: LeanType, text: str) -> Any: ...
-    def nat_bound(self) -> int | None:
-        """Largest ``Nat`` the language can evaluate cheaply (None: no bound)."""
-
     def input_ok(self, task: Task, inp: Any) -> bool:
-        """Can the language evaluate this input (Coq: unary nat within the bound)?"""
+        """May a seed or mutant be this input (Coq: unary nat within a bound, ASCII
+        text)? Benchmark tests are never filtered."""
 
     # untrusted code
     def screen(self, code: str) -> str | None: ...

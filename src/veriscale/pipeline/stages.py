@@ -57,11 +57,11 @@ def dedup(items: list[CandidateInput]) -> list[CandidateInput]:
 
 
 def _language_filter(task: Task) -> Any:
-    """The language plug-in's test of which inputs it can evaluate (or None)."""
+    """The language plug-in's test of which seeds and mutants it can evaluate."""
     from veriscale.backends.language import plugin_for
 
     plugin = plugin_for(task)
-    return None if plugin.nat_bound() is None else (lambda inp: plugin.input_ok(task, inp))
+    return lambda inp: plugin.input_ok(task, inp)
 
 
 def stage_candidates(task: Task, config: RunConfig, provider: Any) -> dict[str, Any]:
@@ -85,9 +85,8 @@ def stage_candidates(task: Task, config: RunConfig, provider: Any) -> dict[str, 
         for item in proposed:
             inp, prov = item if isinstance(item, tuple) and len(item) == 2 else (item, "seed")
             seeds.append(CandidateInput(tuple(inp), str(prov)))
-    accept = _language_filter(task)
-    if accept is not None:  # e.g. Coq: no seed above the unary-nat bound
-        seeds = [c for c in seeds if accept(c.input)]
+    accept = _language_filter(task)  # e.g. Coq: no seed above the unary-nat bound
+    seeds = [c for c in seeds if accept(c.input)]
     pool = dedup(originals + seeds)
 
     mcfg = MutationConfig(

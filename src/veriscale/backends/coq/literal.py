@@ -397,6 +397,21 @@ def _opaque(toks: _Toks) -> OpaqueValue:
     return OpaqueValue(" ".join(text.split()))
 
 
+def is_ascii(t: LeanType, v: Any) -> bool:
+    """Are all the strings and chars inside ``v`` ASCII? Coq's ``string`` is a list
+    of 8-bit ``ascii``: a code point above 127 would become several of them, and
+    byte-wise code (a reversal) would then split it into text no codec can read."""
+    if isinstance(t, Scalar):
+        return not isinstance(v, str) or v.isascii()
+    if isinstance(t, (ListT, ArrayT)):
+        return all(is_ascii(t.elem, x) for x in v)
+    if isinstance(t, ProdT):
+        return is_ascii(t.fst, v[0]) and is_ascii(t.snd, v[1])
+    if isinstance(t, OptionT):
+        return v is None or is_ascii(t.elem, v.value)
+    return True
+
+
 def nat_magnitude(t: LeanType, v: Any) -> int:
     """The largest ``nat`` inside ``v`` (0 when there is none): what unary
     evaluation will cost, so the backend can refuse values above its bound."""

@@ -14,7 +14,7 @@ from typing import Any
 
 from veriscale.backends.coq import format as F
 from veriscale.backends.coq.lexer import split_conjuncts
-from veriscale.backends.coq.literal import nat_magnitude, parse_coq, to_coq
+from veriscale.backends.coq.literal import is_ascii, nat_magnitude, parse_coq, to_coq
 from veriscale.backends.coq.safety import screen, screen_term
 from veriscale.backends.coq.types import coq_type, parse_coq_type
 from veriscale.backends.language import PromptParts, Template, Weakening, assemble_templates
@@ -275,12 +275,10 @@ class CoqPlugin:
     def parse_value(self, t: LeanType, text: str) -> Any:
         return parse_coq(t, text)
 
-    def nat_bound(self) -> int | None:
-        return NAT_BOUND
-
     def input_ok(self, task: Task, inp: Any) -> bool:
-        """Inputs within the nat bound (large magnitudes stay for ``Z``)."""
-        return all(nat_magnitude(p.type, v) <= NAT_BOUND
+        """Inputs within the nat bound (large magnitudes stay for ``Z``), with ASCII
+        strings and chars only (see :func:`is_ascii`)."""
+        return all(nat_magnitude(p.type, v) <= NAT_BOUND and is_ascii(p.type, v)
                    for p, v in zip(task.signature.params, inp, strict=False))
 
     def screen(self, code: str) -> str | None:

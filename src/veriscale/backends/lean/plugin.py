@@ -74,9 +74,6 @@ class LeanPlugin(ModuleLLMParts):
 
         return parse_lean(t, text)
 
-    def nat_bound(self) -> int | None:
-        return None
-
     def input_ok(self, task: Task, inp: Any) -> bool:
         return True
 

@@ -67,9 +67,6 @@ class PythonPlugin(ModuleLLMParts):
     def parse_value(self, t: LeanType, text: str) -> Any:
         return from_native(t, ast.literal_eval(text))
 
-    def nat_bound(self) -> int | None:
-        return None
-
     def input_ok(self, task: Task, inp: Any) -> bool:
         return True
 
