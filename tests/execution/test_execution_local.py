@@ -248,3 +248,24 @@ def test_runners_are_set_up_on_the_worker_not_taken_from_the_driver(
         CoqcFile.for_source("From QuickChick Require Import QuickChick.", str(exe), 10,
                             512).on_worker()
     assert CoqcFile.for_source("Require Import ZArith.", str(exe), 10, 512).on_worker()
+
+
+def test_a_node_with_another_prover_version_refuses_the_unit(tmp_path: Path) -> None:
+    """The oracle cache files answers under the driver's toolchain: a node whose
+    prover is another version must not answer under that name."""
+    from veriscale.backends.coq.backend import CoqBackend
+    from veriscale.backends.coq.runner import CoqcFile
+    from veriscale.execution.units import UnitError, _ready_runner
+
+    coqc = tmp_path / "coqc"
+    coqc.write_text("#!/bin/sh\necho 'The Coq Proof Assistant, version 9.9.1'\n"
+                    "echo 'compiled with OCaml 4.14.1'\n")
+    coqc.chmod(0o755)
+    here = CoqcFile(str(coqc), 10, 512)
+    assert here.identity() == "The Coq Proof Assistant, version 9.9.1"
+    assert CoqBackend(coqc=str(coqc)).identity().startswith(here.identity() + "; codec ")
+    assert _ready_runner(here, here.identity()) is here
+    assert _ready_runner(here, "") is here  # nothing named: nothing to compare
+    with pytest.raises(UnitError, match=r"runner here is 'The Coq .*9\.9\.1' but the driver's "
+                                        r"is 'The Coq Proof Assistant, version 8\.16\.1'"):
+        _ready_runner(here, "The Coq Proof Assistant, version 8.16.1")

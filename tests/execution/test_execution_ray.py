@@ -242,6 +242,13 @@ def test_a_node_without_coqc_makes_the_checks_unknown(tmp_path: Path) -> None:
     assert failure.error.startswith(f"infrastructure: ray: run_prover_file failed after 1 "
                                     f"attempt(s): RetryableUnitError: node {socket.gethostname()}")
     assert "the coqc runner is not available here" in failure.error and "no-coqc" in failure.error
+    other = tmp_path / "coqc"  # a node whose coqc is not the driver's version
+    other.write_text("#!/bin/sh\necho 'The Coq Proof Assistant, version 9.9.1'\n")
+    other.chmod(0o755)
+    (refused,) = ex.map(run_prover_file, [ProverFile(
+        CoqcFile(str(other), timeout=10, memory_mb=512), "Check.v", "",
+        toolchain="The Coq Proof Assistant, version 8.16.1")])
+    assert isinstance(refused, UnitFailure) and "install the same on every node" in refused.error
 
     task = coq_toy_task()
     be = CoqBackend(coqc=str(tmp_path / "no-coqc"), executor=ex)

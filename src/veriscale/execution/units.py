@@ -182,25 +182,34 @@ class ProverFile:
     name: str
     text: str
     keep: bool = False  # leave the file in the runner's work directory (local runs only)
+    toolchain: str = ""
+    """The driver's ``runner.identity()`` (what the oracle cache files answers under);
+    a node whose runner says otherwise refuses the unit."""
 
 
-def _ready_runner(runner: Any) -> Any:
-    """On a remote worker: the runner found or installed on this node, or why not."""
+def _ready_runner(runner: Any, toolchain: str = "") -> Any:
+    """On a remote worker: the runner found or installed on this node, or why not.
+
+    A node with another version of the prover would answer under the driver's name
+    in the oracle cache, so its runner's identity must be ``toolchain``."""
     prepare = getattr(runner, "on_worker", None)
-    if prepare is None:
-        return runner
+    name = getattr(runner, "name", type(runner).__name__)
     try:
-        return prepare()
+        ready = runner if prepare is None else prepare()
+        here = ready.identity() if toolchain and hasattr(ready, "identity") else toolchain
     except Exception as exc:
-        name = getattr(runner, "name", type(runner).__name__)
         raise RetryableUnitError(
             f"node {node_name()}: the {name} runner is not available here: {exc}") from exc
+    if here != toolchain:
+        raise UnitError(f"node {node_name()}: the {name} runner here is {here!r} but the "
+                        f"driver's is {toolchain!r}; install the same on every node")
+    return ready
 
 
 def run_prover_file(job: ProverFile) -> Any:
     """Write the file, run the prover on it, return the runner's result."""
     if callable(getattr(job.runner, "run_text", None)):
-        runner = _ready_runner(job.runner) if on_worker() else job.runner
+        runner = _ready_runner(job.runner, job.toolchain) if on_worker() else job.runner
         return runner.run_text(job.name, job.text)
     if not on_worker():
         path = Path(job.runner.work_dir()) / job.name
@@ -211,7 +220,7 @@ def run_prover_file(job: ProverFile) -> Any:
             if not job.keep:
                 with contextlib.suppress(OSError):
                     path.unlink()
-    runner = _ready_runner(job.runner)
+    runner = _ready_runner(job.runner, job.toolchain)
     with tempfile.TemporaryDirectory(prefix="veriscale-unit-") as tmp:
         path = Path(tmp) / job.name
         path.write_text(job.text, encoding="utf-8")

@@ -39,7 +39,7 @@ from veriscale.backends.base import (
 from veriscale.backends.coq import format as F
 from veriscale.backends.coq.lexer import LexError, sentences
 from veriscale.backends.coq.literal import nat_magnitude, parse_coq, to_coq
-from veriscale.backends.coq.runner import CoqcFile, CoqRun, find_coqc, spawn_coqc
+from veriscale.backends.coq.runner import CoqcFile, CoqRun, coqc_version, find_coqc, spawn_coqc
 from veriscale.backends.coq.safety import screen, screen_term
 from veriscale.benchmark.model import Input, Task
 from veriscale.execution import Executor, UnitFailure, is_remote
@@ -260,17 +260,7 @@ class CoqBackend:
 
     def identity(self) -> str:
         """Who answers, for the oracle cache: ``coqc``'s version and our codec."""
-        if not hasattr(self, "_identity"):
-            import subprocess
-
-            try:
-                out = subprocess.run([find_coqc(self.coqc), "--version"], capture_output=True,
-                                     text=True, timeout=30).stdout
-                version = " ".join(out.split()[:6])
-            except (OSError, RuntimeError, subprocess.SubprocessError):
-                version = f"{self.coqc} (version unknown)"
-            self._identity = f"{version}; codec {self.CODEC_REVISION}"
-        return self._identity
+        return f"{coqc_version(self.coqc)}; codec {self.CODEC_REVISION}"
 
     # ---------------------------------------------------------------- execution
 
@@ -278,7 +268,8 @@ class CoqBackend:
         if is_remote(self.executor):  # one file, one unit; coqc is found on its node
             assert self.executor is not None
             runner = CoqcFile.for_source(source, self.coqc, self.timeout, self.memory_mb)
-            got = self.executor.map(run_prover_file, [ProverFile(runner, "Check.v", source)],
+            job = ProverFile(runner, "Check.v", source, toolchain=runner.identity())
+            got = self.executor.map(run_prover_file, [job],
                                     resources=process_resources(self.memory_mb))[0]
             if isinstance(got, UnitFailure):
                 return got

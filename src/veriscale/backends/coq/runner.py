@@ -12,6 +12,7 @@ running when the process died.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import shutil
 import signal
@@ -48,6 +49,18 @@ def find_coqc(coqc: str = "coqc") -> str:
     if path is None:
         raise CoqUnavailable(f"{coqc!r} is not on PATH (apt-get install coq)")
     return path
+
+
+@functools.lru_cache(maxsize=8)
+def coqc_version(coqc: str = "coqc") -> str:
+    """``coqc --version`` in one line, or ``"<coqc> (version unknown)"``: another Coq
+    may answer a check otherwise, so the oracle cache and remote nodes compare it."""
+    try:
+        out = subprocess.run([find_coqc(coqc), "--version"], capture_output=True, text=True,
+                             timeout=30).stdout
+        return " ".join(out.split()[:6])
+    except (OSError, RuntimeError, subprocess.SubprocessError):
+        return f"{coqc} (version unknown)"
 
 
 def spawn_coqc(coqc: str, source: str, *, timeout: float, memory_mb: int) -> CoqRun:
@@ -104,6 +117,9 @@ class CoqcFile:
                 raise CoqUnavailable("QuickChick is not installed for this coqc "
                                      "(apt-get install libcoq-quickchick)")
         return self
+
+    def identity(self) -> str:
+        return coqc_version(self.coqc)
 
     def run_text(self, name: str, text: str) -> CoqRun:
         return spawn_coqc(find_coqc(self.coqc), text, timeout=self.timeout,

@@ -568,7 +568,8 @@ class LeanBackend:
         name = self._next_name()  # the unit writes the file wherever it runs
         start = time.monotonic()
         got = self.executor.map(
-            run_prover_file, [ProverFile(self.runner, name, layout.text, self.keep_files)],
+            run_prover_file, [ProverFile(self.runner, name, layout.text, self.keep_files,
+                                         toolchain=self.runner.identity())],
             resources=LEAN_UNIT)[0]
         if isinstance(got, UnitFailure):  # the runner or its worker failed: no answers
             log.error("Lean file %s not checked: %s", name, got.error)
