@@ -195,3 +195,48 @@ def test_the_oracle_cache_knows_which_coqc_answered():
 
     ident = oracle_identity(CoqBackend())
     assert "Coq" in ident and "version" in ident and f"codec {CoqBackend.CODEC_REVISION}" in ident
+
+
+def test_literals_several_checks_pass_are_defined_once():
+    from veriscale.backends.coq.backend import SHARED_UNIT, Unit, applied, render_file
+
+    long, short = ("[(1)%Z; (2)%Z; (3)%Z]", "list Z"), ("(7)%Z", "Z")
+    units = [Unit("Definition f (l : list Z) (z : Z) : Z := z.",
+                  [applied("vsq_fn", (long, short)), applied("vsq_fn", (("[]", "list Z"), short))],
+                  True),
+             Unit("Definition g (l : list Z) (z : Z) : Z := z.",
+                  [applied("vsq_fn", (long, short)),
+                   applied("vsq_fn", (("[(4)%Z; (5)%Z; (6)%Z]", "list Z"), short))], False),
+             Unit("Definition h (o : nat) : nat := o.", [applied("vsq_fn", (("Foo.c", None),)),
+                                                         applied("vsq_fn", (("Foo.c", None),))],
+                  False)]
+    text, spans = render_file(units, "n0nce", 5)
+    assert text.count("Definition L") == 1  # only the long literal used twice, and typed
+    assert "Definition L0 : list Z := [(1)%Z; (2)%Z; (3)%Z]." in text
+    assert text.count("vsq_fn VsqLn0nce.L0 (7)%Z") == 2 and "vsq_fn [(4)%Z" in text
+    assert text.count("vsq_fn Foo.c") == 2  # no standard type: left in place
+    assert spans[0][2] == SHARED_UNIT
+    plain, plain_spans = render_file(units, "n0nce", 5, share=False)
+    assert "VsqL" not in plain and all(ui != SHARED_UNIT for _, _, ui, _ in plain_spans)
+
+
+@needs_coqc
+def test_shared_literals_give_the_same_answers_and_a_bad_one_blames_no_check():
+    from veriscale.backends.coq.backend import Check, Unit, applied
+
+    b = CoqBackend(workers=1, check_timeout=5)
+    long = "[(1)%Z; (2)%Z; (30)%Z]"
+    ctx = ("Require Import ZArith List.\nOpen Scope Z_scope.\n"
+           "Definition vsq_fn (l : list Z) : Z := fold_left Z.add l 0.")
+    units = [Unit(ctx, [applied("vsq_fn", ((long, "list Z"),)) for _ in range(3)], False),
+             Unit(ctx.replace("Z.add", "Z.max"), [applied("vsq_fn", ((long, "list Z"),))], False)]
+    b.execute(units)
+    assert [c.answer for u in units for c in u.checks] == ["33", "33", "33", "30"]
+    assert b.stats.extra["reruns"] == 0
+    # a literal whose stated type is wrong fails in the shared module: the checks run
+    # again with it in place, and none is blamed for it
+    wrong = [Unit(ctx, [applied("vsq_fn", ((long, "list nat"),)) for _ in range(2)]
+                  + [Check("vsq_fn [(5)%Z]")], False)]
+    b.execute(wrong)
+    assert [c.answer for c in wrong[0].checks] == ["33", "33", "5"]
+    assert all(c.error is None for c in wrong[0].checks) and b.stats.extra["reruns"] == 1

@@ -20,6 +20,7 @@ import re
 import secrets
 import threading
 import time
+from collections import Counter
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -41,6 +42,7 @@ from veriscale.backends.coq.lexer import LexError, sentences
 from veriscale.backends.coq.literal import nat_magnitude, parse_coq, to_coq
 from veriscale.backends.coq.runner import CoqcFile, CoqRun, coqc_version, find_coqc, spawn_coqc
 from veriscale.backends.coq.safety import screen, screen_term
+from veriscale.backends.coq.types import standard_type
 from veriscale.benchmark.model import Input, Task
 from veriscale.execution import Executor, UnitFailure, is_remote
 from veriscale.execution.units import ProverFile, process_resources, run_prover_file
@@ -56,13 +58,29 @@ CHECK_IMPORTS = ("Import Coq.ZArith.ZArith Coq.Strings.String Coq.Strings.Ascii 
                  "Coq.Lists.List.ListNotations.")
 
 
+Lits = tuple[tuple[str, str | None], ...]
+"""Rendered arguments of a check: each literal with its standard Coq type (or None)."""
+
+
+def applied(head: str, lits: Lits) -> Check:
+    """The check ``head lit1 lit2 ...``."""
+    return Check(" ".join([head, *(lit for lit, _ in lits)]), head=head, args=lits)
+
+
 @dataclass
 class Check:
-    """One ``Compute``: ``expr`` is a Coq term; the answer is text or an error."""
+    """One ``Compute``: ``expr`` is a Coq term; the answer is text or an error.
+
+    With ``args`` (each a literal and its standard Coq type, or ``None`` where it has
+    none), ``expr`` is ``head`` applied to those literals, and a literal that several
+    checks of a file share is elaborated once for all of them (see :func:`render_file`).
+    """
 
     expr: str
     answer: str | None = None
     error: tuple[str, str] | None = None  # (kind, message); kind: error/timeout/memory/context
+    head: str = ""
+    args: Lits = ()
 
 
 @dataclass
@@ -121,12 +139,35 @@ def check_tactic(nonce: str, check_timeout: int, budget: int) -> list[str]:
     ]
 
 
-def render_file(units: Sequence[Unit], nonce: str, check_timeout: int, budget: int = 3
-                ) -> tuple[str, list[tuple[int, int, int, int | None]]]:
+SHARED_UNIT = -1
+"""The unit number of the shared literals' module in a file's line map."""
+
+
+def shared_literals(units: Sequence[Unit], min_length: int = 12) -> dict[tuple[str, str], int]:
+    """The literals (with their types) that two or more checks of ``units`` pass:
+    elaborating a literal (numerals through their notations, list syntax) costs
+    as much as evaluating a small check, and an input recurs in every adversary's
+    unit. Short literals are not worth a name."""
+    counts: Counter[tuple[str, str]] = Counter()
+    for u in units:
+        for c in u.checks:
+            for lit, ty in c.args:
+                if ty is not None and len(lit) >= min_length:
+                    counts[(lit, ty)] += 1
+    shared = sorted(k for k, n in counts.items() if n > 1)
+    return {k: i for i, k in enumerate(shared)}
+
+
+def render_file(units: Sequence[Unit], nonce: str, check_timeout: int, budget: int = 3,
+                share: bool = True) -> tuple[str, list[tuple[int, int, int, int | None]]]:
     """The file for ``units`` and the line map ``(first, last, unit, check|None)``.
 
     A unit's ``strikes`` (timeouts and memory exhaustions of earlier runs) are
     re-asserted at the start of its proof, so a rerun keeps to the same budget.
+    With ``share``, literals passed by several checks are defined once, before any
+    context, in a module of their own (its imports end with it), and the checks
+    name them; that module's lines map to unit :data:`SHARED_UNIT`. Defined there,
+    no context can change how an input literal reads.
     """
     lines: list[str] = []
     spans: list[tuple[int, int, int, int | None]] = []
@@ -138,6 +179,21 @@ def render_file(units: Sequence[Unit], nonce: str, check_timeout: int, budget: i
                 lines.append(r)
     lines.append(f"Require {CHECK_LIBS}.")
     lines.extend(check_tactic(nonce, check_timeout, budget))
+    names = shared_literals(units) if share else {}
+    if names:
+        first = len(lines) + 1
+        lines += [f"Module VsqL{nonce}.", CHECK_IMPORTS]
+        lines += [f"Definition L{i} : {ty} := {lit}." for (lit, ty), i in names.items()]
+        lines.append(f"End VsqL{nonce}.")
+        spans.append((first, len(lines), SHARED_UNIT, None))
+
+    def term(c: Check) -> str:
+        if not names or not c.args:
+            return c.expr
+        parts = [f"VsqL{nonce}.L{names[(lit, ty)]}" if (lit, ty) in names else lit
+                 for lit, ty in c.args]
+        return " ".join([c.head, *parts])
+
     n = 0
     for ui, u in enumerate(units):
         lines.append(f"Module VsqU{ui}.")
@@ -148,7 +204,7 @@ def render_file(units: Sequence[Unit], nonce: str, check_timeout: int, budget: i
         lines.append("Goal True.")
         lines.extend([f"assert vsq{nonce}_strike by exact I."] * min(u.strikes, budget))
         for ci, c in enumerate(u.checks):
-            lines.append(f"idtac \"vsq{nonce}_{n}\"; vsq{nonce}_run constr:({c.expr}).")
+            lines.append(f"idtac \"vsq{nonce}_{n}\"; vsq{nonce}_run constr:({term(c)}).")
             spans.append((len(lines), len(lines), ui, ci))
             n += 1
         lines.append("Abort.")
@@ -227,7 +283,8 @@ class CoqBackend:
     exceed their limits before the rest are skipped, see :func:`check_tactic`),
     ``cell_budget`` ((expected input, adversary) cells run per task unless the
     config's ``[adversaries] max_cells`` says otherwise; 0 runs every cell),
-    ``executor`` (where files run: with a remote executor each ``coqc`` file is
+    ``share_literals`` (define a literal several checks of a file pass once, see
+    :func:`render_file`; off only to measure it), ``executor`` (where files run: with a remote executor each ``coqc`` file is
     one unit of it)."""
 
     name = "coq"
@@ -236,9 +293,10 @@ class CoqBackend:
                  memory_mb: int = 2048, nat_bound: int = 200_000, workers: int = 2,
                  max_checks_per_file: int = 1500, max_units_per_file: int = 60,
                  timeout_budget: int = 3, quickchick: bool = True,
-                 cell_budget: int = DEFAULT_CELL_BUDGET,
+                 cell_budget: int = DEFAULT_CELL_BUDGET, share_literals: bool = True,
                  executor: Executor | None = None, **_ignored: Any) -> None:
         self.executor = executor
+        self.share_literals = bool(share_literals)
         self.default_cell_budget = max(0, int(cell_budget))
         self.timeout_budget = max(1, int(timeout_budget))
         self.quickchick = bool(quickchick)
@@ -285,6 +343,7 @@ class CoqBackend:
     def _run_file(self, units: list[Unit]) -> None:
         pending = [(u, list(range(len(u.checks)))) for u in units]
         first = True
+        share = self.share_literals
         while pending:
             if not first:
                 with self._lock:
@@ -293,7 +352,8 @@ class CoqBackend:
             view = [Unit(u.context, [u.checks[i] for i in idx], u.trusted, u.requires,
                          u.strikes) for u, idx in pending]
             nonce = secrets.token_hex(6)
-            source, spans = render_file(view, nonce, self.check_timeout, self.timeout_budget)
+            source, spans = render_file(view, nonce, self.check_timeout, self.timeout_budget,
+                                        share)
             run = self._spawn(source)
             if isinstance(run, UnitFailure):  # not checked at all: UNKNOWN, not the candidate's
                 detail = run.error.removeprefix("infrastructure:").strip()
@@ -337,6 +397,11 @@ class CoqBackend:
                     if lo <= line <= hi:
                         blame = (ui, ci)
                         break
+            if blame is not None and blame[0] == SHARED_UNIT:
+                # no check's fault (a literal of ours did not elaborate there): the
+                # same checks again, each with its literals in place
+                share = False
+                continue
             if blame is None:
                 if not unanswered:
                     return
@@ -474,28 +539,28 @@ class CoqBackend:
                  self._block(task, "precond"), impl.code]
         return "\n".join(p for p in parts if p.strip()), None
 
-    def _unit(self, context: str, exprs: list[str], trusted: bool, aliases: str) -> Unit:
+    def _unit(self, context: str, checks: list[Check], trusted: bool, aliases: str) -> Unit:
         requires, body = hoist_requires(context)
-        return Unit(body + "\n" + aliases, [Check(e) for e in exprs], trusted, requires)
+        return Unit(body + "\n" + aliases, checks, trusted, requires)
 
     # ---------------------------------------------------------------- rendering checks
 
-    def _args(self, task: Task, inp: Input) -> tuple[str | None, str]:
+    def _args(self, task: Task, inp: Input) -> tuple[Lits | None, str]:
         """Rendered arguments, or ``(None, reason)``: ill-typed or above the nat bound."""
         sig = task.signature
         if len(inp) != len(sig.params):
             return None, f"ill_typed: {len(inp)} values for {len(sig.params)} parameters"
-        parts = []
+        parts: list[tuple[str, str | None]] = []
         for p, v in zip(sig.params, inp, strict=True):
             try:
-                parts.append(to_coq(p.type, v))
+                parts.append((to_coq(p.type, v), standard_type(p.type)))
             except (ValueError_, ValueError) as exc:
                 return None, f"ill_typed: {p.name}: {exc}"
             big = nat_magnitude(p.type, v)
             if big > self.nat_bound:
                 return None, (f"unsupported: nat value {big} in {p.name} is above the bound "
                               f"{self.nat_bound} (nat is unary in Coq; not evaluated)")
-        return " ".join(parts), ""
+        return tuple(parts), ""
 
     def _output(self, task: Task, value: Any) -> tuple[str | None, str]:
         t = task.signature.return_type
@@ -536,7 +601,7 @@ class CoqBackend:
 
     # ---------------------------------------------------------------- jobs
 
-    def _bool_job(self, task: Task, spec: Spec | None, calls: list[tuple[str | None, str]],
+    def _bool_job(self, task: Task, spec: Spec | None, calls: list[tuple[Lits | None, str]],
                   fn: str | None, why_fn: str, results: list[Any], stage: str = ""
                   ) -> Unit | None:
         """``results[i]`` becomes a (Verdict, detail) once the unit has run."""
@@ -548,7 +613,7 @@ class CoqBackend:
                               f"above the bound {self.nat_bound} (not evaluated)"), None
         else:
             (context, why), trusted = self._spec_context(task, spec), False
-        exprs: list[str] = []
+        checks: list[Check] = []
         slots: list[int] = []
         for i, (args, reason) in enumerate(calls):
             if fn is None:
@@ -558,16 +623,16 @@ class CoqBackend:
             elif args is None:
                 results[i] = (Verdict.UNKNOWN, reason)
             else:
-                exprs.append(f"vsq_fn {args}".rstrip())
+                checks.append(applied("vsq_fn", args))
                 slots.append(i)
-        if not exprs:
+        if not checks:
             return None
         aliases = f"Definition vsq_fn := {fn}."
         if stage == "quickchick":
             # QuickChick's Dec instances decide a closed Prop: `(P args ?)` is a bool.
             context = "From QuickChick Require Import QuickChick.\n" + context
-            exprs = [f"({e} ?)" for e in exprs]
-        unit = self._unit(context, exprs, trusted, aliases)
+            checks = [Check(f"({c.expr} ?)") for c in checks]
+        unit = self._unit(context, checks, trusted, aliases)
         unit.slots = slots  # type: ignore[attr-defined]
         unit.results = results  # type: ignore[attr-defined]
         unit.kind = "bool"  # type: ignore[attr-defined]
@@ -588,7 +653,7 @@ class CoqBackend:
         if not is_modelled(task.signature.return_type):
             fail = fail or (f"unsupported: results of type {task.signature.return_text} do not "
                             "reduce to literals under Compute")
-        exprs, slots = [], []
+        checks, slots = [], []
         for i, inp in enumerate(inputs):
             args, reason = self._args(task, inp)
             if fail:
@@ -596,11 +661,11 @@ class CoqBackend:
             elif args is None:
                 results[i] = Outcome(False, error=reason)
             else:
-                exprs.append(f"vsq_fn {args}".rstrip())
+                checks.append(applied("vsq_fn", args))
                 slots.append(i)
-        if not exprs:
+        if not checks:
             return None
-        unit = self._unit(context, exprs, trusted, f"Definition vsq_fn := {task.signature.name}.")
+        unit = self._unit(context, checks, trusted, f"Definition vsq_fn := {task.signature.name}.")
         unit.slots, unit.results, unit.kind = slots, results, "run"  # type: ignore[attr-defined]
         unit.task = task  # type: ignore[attr-defined]
         return unit
@@ -706,14 +771,15 @@ class CoqBackend:
                   ) -> tuple[Unit | None, list]:
         fn, why = self._postcond_name(task, spec)
         results: list[Any] = [None] * len(pairs)
-        calls: list[tuple[str | None, str]] = []
+        calls: list[tuple[Lits | None, str]] = []
+        result_type = standard_type(task.signature.return_type)
         for inp, out in pairs:
             args, reason = self._args(task, inp)
             if args is None:
                 calls.append((None, reason))
                 continue
             res, reason = self._output(task, out)
-            calls.append((f"{args} {res}" if res is not None else None, reason))
+            calls.append(((*args, (res, result_type)) if res is not None else None, reason))
         return self._bool_job(task, spec, calls, fn, why, results), results
 
     def postcondition_holds(self, task: Task, spec: Spec | None,
@@ -795,7 +861,7 @@ class CoqBackend:
             context, why = self._gt_context(task), None
         if why:
             return None, f"compile: screen: {why}"
-        unit = self._unit(context, ["tt"], impl is None and spec is None, "")
+        unit = self._unit(context, [Check("tt")], impl is None and spec is None, "")
         unit.slots, unit.results, unit.kind = [], [], "compile"  # type: ignore[attr-defined]
         return unit, None
 

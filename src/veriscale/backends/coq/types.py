@@ -144,6 +144,19 @@ def coq_type(t: LeanType) -> str:
     raise TypeParseError(f"no Coq type for {t!r}")  # pragma: no cover
 
 
+def standard_type(t: LeanType) -> str | None:
+    """``coq_type(t)`` when ``t`` is built of the standard library's types only (no
+    task-defined or opaque type): text that means the same outside the task."""
+    if isinstance(t, Scalar):
+        return NEUTRAL_SCALARS.get(t.name)
+    if isinstance(t, (ListT, ArrayT, OptionT)):
+        return coq_type(t) if standard_type(t.elem) is not None else None
+    if isinstance(t, ProdT):
+        ok = standard_type(t.fst) is not None and standard_type(t.snd) is not None
+        return coq_type(t) if ok else None
+    return None
+
+
 def coq_type_atom(t: LeanType) -> str:
     text = coq_type(t)
     return text if re.fullmatch(r"[\w.']+", text) else f"({text})"
