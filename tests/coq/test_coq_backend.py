@@ -240,3 +240,21 @@ def test_shared_literals_give_the_same_answers_and_a_bad_one_blames_no_check():
     b.execute(wrong)
     assert [c.answer for c in wrong[0].checks] == ["33", "33", "5"]
     assert all(c.error is None for c in wrong[0].checks) and b.stats.extra["reruns"] == 1
+
+
+@needs_coqc
+def test_non_ascii_text_is_not_evaluated(backend):
+    """Coq's string is bytes: "é" would reach Coq as two characters, so it is unknown."""
+    sig = F.coq_signature({"name": "echo", "return_type": "string", "parameters": [
+        {"param_name": "s", "param_type": "string"}]})
+    sections = F.CoqSections(task_imports="Require Import String.\nOpen Scope string_scope.",
+                             precond="true", code="s", postcond="String.eqb result s")
+    sections = F.parse_coq_sections(F.render_task_v(sig, sections))
+    task = Task(id="echo", description="", signature=sig, coq=sections, tests=[],
+                reject_inputs=[])
+    out = backend.run(task, None, [("abc",), ("é",)])
+    assert out[0].value == "abc"
+    assert not out[1].ok and out[1].inconclusive and "non-ASCII" in out[1].error
+    assert backend.postcondition_holds(task, None, [(("abc",), "abc"), (("abc",), "ü")]) == \
+        [Verdict.TRUE, Verdict.UNKNOWN]
+    assert backend.check_inputs(task, [("é",)]) == [None]  # not ill-typed: unsupported

@@ -39,7 +39,7 @@ from veriscale.backends.base import (
 )
 from veriscale.backends.coq import format as F
 from veriscale.backends.coq.lexer import LexError, sentences
-from veriscale.backends.coq.literal import nat_magnitude, parse_coq, to_coq
+from veriscale.backends.coq.literal import is_ascii, nat_magnitude, parse_coq, to_coq
 from veriscale.backends.coq.runner import CoqcFile, CoqRun, coqc_version, find_coqc, spawn_coqc
 from veriscale.backends.coq.safety import screen, screen_term
 from veriscale.backends.coq.types import standard_type
@@ -49,6 +49,8 @@ from veriscale.execution.units import ProverFile, process_resources, run_prover_
 from veriscale.values import is_modelled
 from veriscale.values.value import ValueError_
 
+NON_ASCII = ("non-ASCII text (Coq's string is a list of 8-bit ascii, so a character above "
+             "127 has no faithful counterpart; not evaluated)")
 CHECK_LIBS = "Coq.ZArith.ZArith Coq.Strings.String Coq.Strings.Ascii Coq.Lists.List"
 # The authors sampled 3000 (expected input, adversary) pairs per task. Unsampled,
 # VERINA-Coq's default config holds about 562,000 cells (up to 9,776 in one task),
@@ -312,9 +314,10 @@ class CoqBackend:
         self._lock = threading.Lock()
         self.progress: ProgressHook | None = None  # set by a progress display
 
-    CODEC_REVISION = 2
+    CODEC_REVISION = 3
     """Bumped when the same check can get another answer from this code (2: a string
-    of non-UTF-8 bytes is unparsable), so the oracle cache never serves older ones."""
+    of non-UTF-8 bytes is unparsable; 3: non-ASCII text is not evaluated), so the
+    oracle cache never serves older ones."""
 
     def identity(self) -> str:
         """Who answers, for the oracle cache: ``coqc``'s version and our codec."""
@@ -560,6 +563,8 @@ class CoqBackend:
             if big > self.nat_bound:
                 return None, (f"unsupported: nat value {big} in {p.name} is above the bound "
                               f"{self.nat_bound} (nat is unary in Coq; not evaluated)")
+            if not is_ascii(p.type, v):
+                return None, f"unsupported: {NON_ASCII} in {p.name}"
         return tuple(parts), ""
 
     def _output(self, task: Task, value: Any) -> tuple[str | None, str]:
@@ -572,6 +577,8 @@ class CoqBackend:
         if big > self.nat_bound:
             return None, (f"unsupported: nat value {big} in the output is above the bound "
                           f"{self.nat_bound} (not evaluated)")
+        if not is_ascii(t, value):
+            return None, f"unsupported: {NON_ASCII} in the output"
         return text, ""
 
     def _precond_name(self, task: Task, spec: Spec | None) -> tuple[str | None, str]:
