@@ -11,13 +11,17 @@ namespace, whose processes the kernel kills when its first process ends.
 the process; children are therefore forked by one long-lived spawner thread,
 never by a short-lived worker thread of a pool.
 
-bubblewrap arms ``--die-with-parent`` in its sandboxed process only after setting
-up the mounts; a VeriScale killed during those milliseconds left that process
-(and the command it then starts) running, seen in about one spawn in seven on a
-loaded machine. Inside the sandbox the command is therefore started by a shell
-that first forks a *lifeline* watcher: it blocks on the read end of a pipe whose
-only write end this process holds, and when the pipe closes (VeriScale is gone,
-however it died) it kills every process of the sandbox's pid namespace.
+bubblewrap arms ``--die-with-parent`` only late in its set-up, in both of its
+processes: a VeriScale killed in those milliseconds left the sandbox running, or
+left its inner process blocked for ever on a signal from an outer one that had
+died with us (both seen here, about one spawn in seven on a loaded machine).
+So bubblewrap itself is not given ``PR_SET_PDEATHSIG``: it always finishes its
+set-up. Inside the sandbox the command is started by a shell that first forks a
+*lifeline* watcher: it blocks on the read end of a pipe whose only write end
+this process holds, and when the pipe closes (VeriScale is gone, however it
+died) it kills every process of the sandbox's pid namespace, and bubblewrap
+exits with them. Once its set-up is done, bubblewrap's own ``--die-with-parent``
+also holds, and ``kill_group`` (a timeout) still ends a sandbox at any point.
 """
 
 from __future__ import annotations
@@ -96,14 +100,15 @@ def _rlimit_setters(limits: ProcessLimits) -> list[tuple[int, int]]:
     return out
 
 
-def _preexec(limits: ProcessLimits, parent: int) -> Callable[[], None]:
+def _preexec(limits: ProcessLimits, parent: int, pdeathsig: bool = True
+             ) -> Callable[[], None]:
     setters = _rlimit_setters(limits)
 
     def apply() -> None:  # in the child, between fork and exec: no allocation-heavy work
-        if _prctl is not None:
+        if _prctl is not None and pdeathsig:
             _prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-            if os.getppid() != parent:  # the parent died before prctl took effect
-                os._exit(1)
+        if os.getppid() != parent:  # the parent died before prctl took effect, or before exec
+            os._exit(1)
         for which, value in setters:
             with contextlib.suppress(ValueError, OSError):
                 _, hard = resource.getrlimit(which)
@@ -307,7 +312,8 @@ def spawn(
         lifeline = _LIFELINE.read_end()
         cmd = bwrap_argv(info.bwrap, cmd, cwd=cwd, mounts=m, lifeline=lifeline)
         fds += (lifeline,)
-    preexec = _preexec(limits or ProcessLimits(), os.getpid())
+    # bubblewrap must finish its set-up whatever happens to us (module docstring)
+    preexec = _preexec(limits or ProcessLimits(), os.getpid(), pdeathsig=not info.isolated)
 
     def start() -> subprocess.Popen[bytes]:
         return subprocess.Popen(
