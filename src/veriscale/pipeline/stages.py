@@ -85,7 +85,7 @@ def stage_candidates(task: Task, config: RunConfig, provider: Any) -> dict[str, 
         for item in proposed:
             inp, prov = item if isinstance(item, tuple) and len(item) == 2 else (item, "seed")
             seeds.append(CandidateInput(tuple(inp), str(prov)))
-    accept = _language_filter(task)  # e.g. Coq: no seed above the unary-nat bound
+    accept = _language_filter(task)  # e.g. Coq: unary nat within a bound, ASCII text
     seeds = [c for c in seeds if accept(c.input)]
     pool = dedup(originals + seeds)
 

@@ -18,6 +18,7 @@ one code point per byte (which would render back as other bytes).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from typing import Any
 
 from veriscale.values.types import ArrayT, LeanType, ListT, Opaque, OptionT, ProdT, Scalar
@@ -397,33 +398,36 @@ def _opaque(toks: _Toks) -> OpaqueValue:
     return OpaqueValue(" ".join(text.split()))
 
 
+def _leaves(t: LeanType, v: Any) -> Iterator[tuple[LeanType, Any]]:
+    """Each scalar or opaque value inside ``v``, with its type."""
+    if isinstance(t, (ListT, ArrayT)):
+        for x in v:
+            yield from _leaves(t.elem, x)
+    elif isinstance(t, ProdT):
+        yield from _leaves(t.fst, v[0])
+        yield from _leaves(t.snd, v[1])
+    elif isinstance(t, OptionT):
+        if v is not None:
+            yield from _leaves(t.elem, v.value)
+    else:
+        yield t, v
+
+
 def is_ascii(t: LeanType, v: Any) -> bool:
     """Are all the strings and chars inside ``v`` ASCII? Coq's ``string`` is a list
     of 8-bit ``ascii``: a code point above 127 would become several of them, and
     byte-wise code (a reversal) would then split it into text no codec can read."""
-    if isinstance(t, Scalar):
-        return not isinstance(v, str) or v.isascii()
-    if isinstance(t, (ListT, ArrayT)):
-        return all(is_ascii(t.elem, x) for x in v)
-    if isinstance(t, ProdT):
-        return is_ascii(t.fst, v[0]) and is_ascii(t.snd, v[1])
-    if isinstance(t, OptionT):
-        return v is None or is_ascii(t.elem, v.value)
-    return True
+    return all(x.isascii() for s, x in _leaves(t, v)
+               if isinstance(s, Scalar) and isinstance(x, str))
 
 
 def nat_magnitude(t: LeanType, v: Any) -> int:
     """The largest ``nat`` inside ``v`` (0 when there is none): what unary
     evaluation will cost, so the backend can refuse values above its bound."""
-    if isinstance(t, Scalar):
-        return v if t.name == "Nat" else 0
-    if isinstance(t, (ListT, ArrayT)):
-        return max((nat_magnitude(t.elem, x) for x in v), default=0)
-    if isinstance(t, ProdT):
-        return max(nat_magnitude(t.fst, v[0]), nat_magnitude(t.snd, v[1]))
-    if isinstance(t, OptionT):
-        return 0 if v is None else nat_magnitude(t.elem, v.value)
-    if isinstance(t, Opaque):
-        nums = [int(m) for m in re.findall(r"(\d+)\s*%nat", v.text)]
-        return max(nums, default=0)
-    return 0
+    most = 0
+    for s, x in _leaves(t, v):
+        if isinstance(s, Scalar) and s.name == "Nat":
+            most = max(most, x)
+        elif isinstance(s, Opaque):
+            most = max([most, *(int(m) for m in re.findall(r"(\d+)\s*%nat", x.text))])
+    return most
