@@ -17,7 +17,7 @@ from veriscale.expansion.mutation import (
     input_key,
     mutate_inputs_traced,
 )
-from veriscale.values import CHAR, NAT, UINT8, ArrayT, ListT, OptionT, ProdT, check
+from veriscale.values import CHAR, NAT, UINT8, check, leaves
 from veriscale.values.strategies import same_value, typed_values, types_strategy, values_of
 
 SETTINGS = settings(
@@ -47,21 +47,6 @@ def test_chained_mutants_stay_well_typed(tv, seed, allow_nan) -> None:
         assert step.schema in (*mutator.schemas.names, "ingredient", "identity")
 
 
-def _leaves(t, v):
-    """(scalar type, value) pairs inside ``v``."""
-    if isinstance(t, (ListT, ArrayT)):
-        for x in v:
-            yield from _leaves(t.elem, x)
-    elif isinstance(t, ProdT):
-        yield from _leaves(t.fst, v[0])
-        yield from _leaves(t.snd, v[1])
-    elif isinstance(t, OptionT):
-        if v is not None:
-            yield from _leaves(t.elem, v.value)
-    else:
-        yield t, v
-
-
 @SETTINGS
 @given(typed_values(max_leaves=3), st.integers(0, 2**32))
 def test_range_invariants_of_nat_char_uint8(tv, seed) -> None:
@@ -70,7 +55,7 @@ def test_range_invariants_of_nat_char_uint8(tv, seed) -> None:
     mutator = Mutator(t, ingredient_prob=0.0)
     for _ in range(30):
         v = mutator.mutate(v, rng)
-        for leaf_t, leaf in _leaves(t, v):
+        for leaf_t, leaf in leaves(t, v):
             if leaf_t == NAT:
                 assert leaf >= 0
             elif leaf_t == CHAR:

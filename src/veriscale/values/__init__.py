@@ -31,6 +31,7 @@ from veriscale.values.value import (
     check,
     conform,
     from_native,
+    leaves,
     to_native,
     values_equal,
 )
@@ -39,7 +40,7 @@ __all__ = [
     "BOOL", "CHAR", "FLOAT", "INT", "NAT", "STRING", "UINT8",
     "ArrayT", "IllTyped", "LeanType", "ListT", "Opaque", "OpaqueValue", "OptionT",
     "ProdT", "Scalar", "Some", "TypeParseError", "Unparsable", "ValueError_",
-    "check", "conform", "from_native", "is_modelled",
+    "check", "conform", "from_native", "is_modelled", "leaves",
     "parse_type",
     "to_native", "values_equal",
 ]

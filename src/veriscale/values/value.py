@@ -23,6 +23,7 @@ Python values, which is what duplicate detection and set cover rely on.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -188,3 +189,18 @@ def values_equal(t: LeanType, a: Any, b: Any) -> bool:
     if isinstance(t, Scalar) and t.name == "Float":
         return a == b and not (isinstance(a, float) and math.isnan(a))
     return a == b
+
+
+def leaves(t: LeanType, v: Any) -> Iterator[tuple[LeanType, Any]]:
+    """Each scalar or opaque value inside ``v`` (a canonical value of ``t``), with its type."""
+    if isinstance(t, (ListT, ArrayT)):
+        for x in v:
+            yield from leaves(t.elem, x)
+    elif isinstance(t, ProdT):
+        yield from leaves(t.fst, v[0])
+        yield from leaves(t.snd, v[1])
+    elif isinstance(t, OptionT):
+        if v is not None:
+            yield from leaves(t.elem, v.value)
+    else:
+        yield t, v

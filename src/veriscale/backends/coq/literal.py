@@ -18,11 +18,10 @@ one code point per byte (which would render back as other bytes).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from typing import Any
 
 from veriscale.values.types import ArrayT, LeanType, ListT, Opaque, OptionT, ProdT, Scalar
-from veriscale.values.value import IllTyped, OpaqueValue, Some, Unparsable, check
+from veriscale.values.value import IllTyped, OpaqueValue, Some, Unparsable, check, leaves
 
 # ---------------------------------------------------------------- rendering
 
@@ -398,26 +397,11 @@ def _opaque(toks: _Toks) -> OpaqueValue:
     return OpaqueValue(" ".join(text.split()))
 
 
-def _leaves(t: LeanType, v: Any) -> Iterator[tuple[LeanType, Any]]:
-    """Each scalar or opaque value inside ``v``, with its type."""
-    if isinstance(t, (ListT, ArrayT)):
-        for x in v:
-            yield from _leaves(t.elem, x)
-    elif isinstance(t, ProdT):
-        yield from _leaves(t.fst, v[0])
-        yield from _leaves(t.snd, v[1])
-    elif isinstance(t, OptionT):
-        if v is not None:
-            yield from _leaves(t.elem, v.value)
-    else:
-        yield t, v
-
-
 def is_ascii(t: LeanType, v: Any) -> bool:
     """Are all the strings and chars inside ``v`` ASCII? Coq's ``string`` is a list
     of 8-bit ``ascii``: a code point above 127 would become several of them, and
     byte-wise code (a reversal) would then split it into text no codec can read."""
-    return all(x.isascii() for s, x in _leaves(t, v)
+    return all(x.isascii() for s, x in leaves(t, v)
                if isinstance(s, Scalar) and isinstance(x, str))
 
 
@@ -425,7 +409,7 @@ def nat_magnitude(t: LeanType, v: Any) -> int:
     """The largest ``nat`` inside ``v`` (0 when there is none): what unary
     evaluation will cost, so the backend can refuse values above its bound."""
     most = 0
-    for s, x in _leaves(t, v):
+    for s, x in leaves(t, v):
         if isinstance(s, Scalar) and s.name == "Nat":
             most = max(most, x)
         elif isinstance(s, Opaque):
