@@ -308,3 +308,18 @@ def test_a_timeout_is_detection_but_not_evidence() -> None:
     assert verdict(Bounded(F, F)).detected_definitely
     assert verdict(Bounded(U, P)).detected and not verdict(Bounded(U, P)).detected_definitely
     assert not verdict(Bounded(P, P)).detected
+
+
+def test_mutant_verdicts_do_not_depend_on_how_tasks_are_grouped(bundled_dir: Path,
+                                                                 backend: Any) -> None:
+    """One batched pass over all tasks (the default) scores every mutant as per-task groups do."""
+    tasks, _ = load_benchmark(bundled_dir)
+    tasks = sorted(tasks, key=lambda t: t.id)[:4]
+
+    def verdicts(size: int | None) -> list[tuple[str, str, Any]]:
+        rep = discriminative_power(backend, [("s", tasks)], max_per_kind=3, tasks_per_batch=size)
+        return sorted((v.task_id, v.mutant_id, v.score) for v in rep.suites[0].verdicts)
+
+    whole = verdicts(None)
+    assert len({task_id for task_id, _, _ in whole}) > 1
+    assert whole == verdicts(1)

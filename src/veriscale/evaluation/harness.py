@@ -690,7 +690,7 @@ def discriminative_power(
     *,
     max_per_kind: int = 20,
     seed: int = 0,
-    tasks_per_batch: int = 16,
+    tasks_per_batch: int | None = None,
     progress: Callable[[str], None] | None = None,
     early_stop: bool = True,
     max_timeouts: int = DEFAULT_MUTANT_TIMEOUTS,
@@ -701,6 +701,10 @@ def discriminative_power(
     recompiling (stopping at each one's first definite FAIL, or after ``max_timeouts``
     timed-out tests, :func:`score_mutants`),
     the GT candidates (the control) with compiling and on every test.
+
+    By default every task of a suite shares each round's backend calls: a
+    round of a few tasks leaves a prover file or two, and the other cores idle.
+    ``tasks_per_batch`` bounds a group where memory must be.
     """
     from veriscale.evaluation.mutants import gt_candidate
 
@@ -723,7 +727,7 @@ def discriminative_power(
         sp = SuitePower(name)
         times = BatchTimes()
         t0 = time.perf_counter()
-        for group in _groups(tasks, tasks_per_batch):
+        for group in _groups(tasks, tasks_per_batch or len(tasks)):
             gts = evaluate_batch(backend, [(t, gt_candidate(t)) for t in group], times=times)
             for task, gt in zip(group, gts, strict=True):
                 sp.gt_problems.extend(_gt_problems(task, gt))
