@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import os
+from pathlib import Path
 
 import pytest
 
@@ -240,3 +241,30 @@ def test_each_candidate_starts_from_a_clean_interpreter() -> None:
 ])
 def test_static_check_rejects_module_escapes(source: str) -> None:
     assert check_untrusted_python(source) is not None
+
+
+def test_work_dir_names_carry_their_owner() -> None:
+    from veriscale.backends.python.sandbox import workdir_owner
+
+    assert workdir_owner("veriscale-worker-123-ab_c9") == 123
+    assert workdir_owner("veriscale-worker-ab12cd") is None  # before owners were named
+    assert workdir_owner("x-veriscale-worker-12-a") is None
+    assert workdir_owner("veriscale-worker--a") is None
+
+
+def test_stale_work_dirs_of_dead_runs_are_swept(tmp_path: Path) -> None:
+    """A run killed in --sandbox none leaves its work dir; the next run removes it."""
+    import subprocess
+    import sys
+
+    from veriscale.backends.python.sandbox import sweep_stale_workdirs
+
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    dead = tmp_path / f"veriscale-worker-{gone.pid}-x1"
+    live = tmp_path / f"veriscale-worker-{os.getpid()}-x2"
+    legacy = tmp_path / "veriscale-worker-q7k2m"
+    for d in (dead, live, legacy):
+        (d / "sub").mkdir(parents=True)
+    assert sweep_stale_workdirs(str(tmp_path)) == [str(dead)]
+    assert not dead.exists() and live.exists() and legacy.exists()

@@ -292,6 +292,49 @@ class RunReply:
     lost: str | None = None
 
 
+WORKDIR_PREFIX = "veriscale-worker-"
+
+
+def workdir_owner(name: str) -> int | None:
+    """The pid in a work dir name ``veriscale-worker-<pid>-<random>``, else None."""
+    head, _, rest = name.partition(WORKDIR_PREFIX)
+    pid, sep, _ = rest.partition("-")
+    return int(pid) if not head and sep and pid.isdigit() else None
+
+
+def sweep_stale_workdirs(root: str | None = None) -> list[str]:
+    """Remove the work dirs of unisolated workers whose VeriScale process is gone.
+
+    A killed run cannot remove its own (SIGKILL runs no handler), so the next
+    one does. A dir whose pid is alive is kept, whoever that pid is now.
+    """
+    root = root or tempfile.gettempdir()
+    removed = []
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(root):
+            pid = workdir_owner(entry.name)
+            if pid is None or not entry.is_dir(follow_symlinks=False) or _pid_alive(pid):
+                continue
+            shutil.rmtree(entry.path, ignore_errors=True)
+            removed.append(entry.path)
+    return removed
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True
+    return True
+
+
+@functools.cache
+def _swept_once() -> None:
+    sweep_stale_workdirs()
+
+
 class WorkerProcess:
     """A live fork server and the parent's end of its two pipes."""
 
@@ -323,7 +366,8 @@ class WorkerProcess:
         if self.isolation.isolated:
             cwd = "/tmp"
         else:
-            self.tmpdir = tempfile.mkdtemp(prefix="veriscale-worker-")
+            _swept_once()
+            self.tmpdir = tempfile.mkdtemp(prefix=f"{WORKDIR_PREFIX}{os.getpid()}-")
             cwd = self.tmpdir
         mounts = Mounts(minimal=True, ro=(*python_paths(), str(WORKER_SCRIPT)),
                         tmp_size_mb=lim.tmp_mb)
