@@ -258,3 +258,34 @@ def test_non_ascii_text_is_not_evaluated(backend):
     assert backend.postcondition_holds(task, None, [(("abc",), "abc"), (("abc",), "ü")]) == \
         [Verdict.TRUE, Verdict.UNKNOWN]
     assert backend.check_inputs(task, [("é",)]) == [None]  # not ill-typed: unsupported
+
+
+@needs_coqc
+def test_check_literals_of_nat_are_the_same_values(tmp_path):
+    """A check file writes nat as decimal digits computed by the VM (far cheaper for
+    Coq to elaborate than unary ``%nat``); both forms reduce to the same value."""
+    import random
+    import subprocess
+
+    from veriscale.backends.coq.backend import CHECK_LIBS
+    from veriscale.backends.coq.literal import NAT_DIGITS_SCOPE, to_coq
+    from veriscale.values import parse_type
+    from veriscale.values.value import Some
+
+    rng = random.Random(7)
+    t = parse_type("List (Nat × Option Nat)")
+    values = [tuple((rng.choice([0, 1, 9, 10, 255, 5001, 5002, rng.randrange(20000)]),
+                     rng.choice([None, Some(rng.randrange(300))]))
+                    for _ in range(rng.randrange(4)))
+              for _ in range(30)]
+    fast = [to_coq(t, v, in_check=True) for v in values]
+    assert all("%nat" not in x for x in fast) and any("of_num_uint" in x for x in fast)
+    # a context's open scopes must not change how they read
+    lines = [f"Require {CHECK_LIBS}.", NAT_DIGITS_SCOPE, "Import Coq.Lists.List.ListNotations.",
+             "Open Scope list_scope.", "Open Scope Z_scope."]
+    lines += [f"Check (eq_refl : {a} = {to_coq(t, v)})."
+              for a, v in zip(fast, values, strict=True)]
+    (tmp_path / "Same.v").write_text("\n".join(lines) + "\n")
+    proc = subprocess.run(["coqc", "-q", "Same.v"], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]

@@ -39,7 +39,13 @@ from veriscale.backends.base import (
 )
 from veriscale.backends.coq import format as F
 from veriscale.backends.coq.lexer import LexError, sentences
-from veriscale.backends.coq.literal import is_ascii, nat_magnitude, parse_coq, to_coq
+from veriscale.backends.coq.literal import (
+    NAT_DIGITS_SCOPE,
+    is_ascii,
+    nat_magnitude,
+    parse_coq,
+    to_coq,
+)
 from veriscale.backends.coq.runner import CoqcFile, CoqRun, coqc_version, find_coqc, spawn_coqc
 from veriscale.backends.coq.safety import screen, screen_term
 from veriscale.backends.coq.types import standard_type
@@ -180,6 +186,7 @@ def render_file(units: Sequence[Unit], nonce: str, check_timeout: int, budget: i
                 seen.add(r)
                 lines.append(r)
     lines.append(f"Require {CHECK_LIBS}.")
+    lines.append(NAT_DIGITS_SCOPE)
     lines.extend(check_tactic(nonce, check_timeout, budget))
     names = shared_literals(units) if share else {}
     if names:
@@ -556,7 +563,7 @@ class CoqBackend:
         parts: list[tuple[str, str | None]] = []
         for p, v in zip(sig.params, inp, strict=True):
             try:
-                parts.append((to_coq(p.type, v), standard_type(p.type)))
+                parts.append((to_coq(p.type, v, in_check=True), standard_type(p.type)))
             except (ValueError_, ValueError) as exc:
                 return None, f"ill_typed: {p.name}: {exc}"
             big = nat_magnitude(p.type, v)
@@ -570,7 +577,7 @@ class CoqBackend:
     def _output(self, task: Task, value: Any) -> tuple[str | None, str]:
         t = task.signature.return_type
         try:
-            text = to_coq(t, value)
+            text = to_coq(t, value, in_check=True)
         except (ValueError_, ValueError) as exc:
             return None, f"ill_typed: result: {exc}"
         big = nat_magnitude(t, value)
