@@ -39,6 +39,15 @@ def ints(text):
 
 print("[DEBUG:I] banner")
 for i, line in enumerate(lines, 1):
+    budget = re.match(r"set_option maxHeartbeats (\d+) in ", line)
+    if budget:  # a check under the heartbeat probe: 4242 needs more than it, 4343 any budget
+        line = line[budget.end():]
+        if re.search(r"decide \(\w+_precond \(?4242\)?\)$", line) and int(budget.group(1)) < 400000:
+            say(i, "(deterministic) timeout, maximum number of heartbeats (50000)", "error")
+            continue
+    if re.search(r"decide \(\w+_precond \(?4343\)?\)$", line):
+        say(i, "(deterministic) timeout, maximum number of heartbeats", "error")
+        continue
     if "BROKEN" in line:
         say(i, "unknown identifier 'BROKEN'", "error")
     if "Array.mkArray" in line and "def Array.mkArray" not in "\n".join(lines):
@@ -411,3 +420,26 @@ def test_verify_compares_the_reference_in_lean(fake_lean, tmp_path) -> None:
                   ExpectedPair((4,), 9, [])]
     report = verify_tasks(be, [task])
     assert report.checks[KINDS[4]].to_json() == {"agree": 2, "disagree": 1, "unknown": 0}
+
+
+def test_heartbeat_probe_retries_a_few_checks_under_the_full_budget(fake_lean, tmp_path) -> None:
+    """Checks first run under a small heartbeat budget; those that exceed it run again
+    under the full one, at most ``heartbeat_retries`` per unit, so a specification that
+    enumerates up to a huge input costs a few full budgets, not one per input."""
+    exe, log = fake_lean
+    inputs = [(1,), (4242,), (4343,), (-2,), (4343,), (4343,)]
+    be = _backend(exe, tmp_path, probe_heartbeats=50000, heartbeat_retries=2)
+    got = be.precondition_holds(_task(), None, inputs)
+    # 4242 fits the full budget only; 4343 no budget; the third 4343 is not retried
+    assert got == [Verdict.TRUE, Verdict.TRUE, Verdict.UNKNOWN, Verdict.FALSE,
+                   Verdict.UNKNOWN, Verdict.UNKNOWN]
+    assert _calls(log) == 2
+    assert be.stats.extra["heartbeat_probe"] == {"exceeded": 4, "retried": 2,
+                                                 "within_full_budget": 1}
+    (c,) = be.classify(_task(), [(4343,)])
+    assert c.label == Label.UNKNOWN and "maxHeartbeats" in c.detail
+    one_round = _backend(exe, tmp_path, probe_heartbeats=0)
+    assert one_round.precondition_holds(_task(), None, inputs) == [
+        Verdict.TRUE, Verdict.TRUE, Verdict.UNKNOWN, Verdict.FALSE, Verdict.UNKNOWN,
+        Verdict.UNKNOWN]
+    assert one_round.stats.processes == 1 and "heartbeat_probe" not in one_round.stats.extra

@@ -120,6 +120,12 @@ def first_line(text: str, limit: int = 200) -> str:
     return line if len(line) <= limit else line[: limit - 3] + "..."
 
 
+def _exceeded_heartbeats(out: CheckOutput) -> bool:
+    """Did this check stop at its heartbeat budget (and nothing else go wrong)?"""
+    return not out.failure and any(m.is_error and "heartbeats" in m.text.lower()
+                                   for m in out.messages)
+
+
 def error_reason(text: str) -> str:
     """A short, countable reason for a Lean error."""
     low = text.lower()
@@ -305,6 +311,8 @@ class LeanBackend:
         chunk_size: int | None = None,
         tasks_per_file: int | None = None,
         max_heartbeats: int = 400000,
+        probe_heartbeats: int | None = None,
+        heartbeat_retries: int = 4,
         memory_mb: int | None = None,
         work_dir: str | Path | None = None,
         plausible: bool | None = None,
@@ -336,6 +344,11 @@ class LeanBackend:
         self.workers = max(1, int(workers or default_workers(limits.peak_mb)))
         self.default_cell_budget = limits.cell_budget
         self.max_heartbeats = int(max_heartbeats)
+        # Checks first run under a smaller heartbeat budget; the few of a unit that
+        # exceed it run again under the full one (see _execute). 0: one full round.
+        self.probe_heartbeats = int(self.max_heartbeats // 8 if probe_heartbeats is None
+                                    else probe_heartbeats)
+        self.heartbeat_retries = max(0, int(heartbeat_retries))
         self.keep_files = keep_files
         self.crash_retries = int(crash_retries)
         # Where each Lean file runs: here (default) or as one unit of a remote executor.
@@ -374,7 +387,48 @@ class LeanBackend:
 
     def _execute(self, jobs: Sequence[tuple[render.Variant, list[str]]],
                  _fallback: bool = False) -> list[list[CheckOutput]]:
-        """Run every job's commands; one :class:`CheckOutput` per command, in order."""
+        """Run every job's commands; one :class:`CheckOutput` per command, in order.
+
+        With a heartbeat probe, every command first runs under ``probe_heartbeats``;
+        of those that exceed it, the ``heartbeat_retries`` smallest of each unit run
+        again under ``max_heartbeats`` (one more round), the rest stay UNKNOWN
+        (``maxHeartbeats``). A specification that enumerates up to a huge ``Nat``
+        input (``List.range k``) exhausts any budget: on WASM each such check took
+        minutes at the full budget, and one task had 65 of them in one file.
+        """
+        probe = (not _fallback and 0 < self.probe_heartbeats < self.max_heartbeats)
+        if not probe:
+            return self._execute_round(jobs, _fallback)
+        limited = [(v, [f"set_option maxHeartbeats {self.probe_heartbeats} in {c}"  # _PROBE
+                        for c in cmds]) for v, cmds in jobs]
+        final = self._execute_round(limited, _fallback=True)
+        over: dict[tuple[str, ...], list[tuple[int, int]]] = {}
+        for ji, (variant, cmds) in enumerate(jobs):
+            for ci, _ in enumerate(cmds):
+                if _exceeded_heartbeats(final[ji][ci]):
+                    over.setdefault(variant.key, []).append((ji, ci))
+        where = [at for ats in over.values()
+                 for at in sorted(ats, key=lambda a: (len(jobs[a[0]][1][a[1]]), a))
+                 [: self.heartbeat_retries]]
+        decided = 0
+        if where:
+            outs = self._execute_round([(jobs[ji][0], [jobs[ji][1][ci]]) for ji, ci in where],
+                                       _fallback=True)
+            for (ji, ci), (out,) in zip(where, outs, strict=True):
+                final[ji][ci] = out
+                decided += not _exceeded_heartbeats(out)
+        with self._lock:
+            hp = self.stats.extra.setdefault(
+                "heartbeat_probe", {"exceeded": 0, "retried": 0, "within_full_budget": 0})
+            hp["exceeded"] += sum(len(v) for v in over.values())
+            hp["retried"] += len(where)
+            hp["within_full_budget"] += decided
+        if self.kernel:
+            self._kernel_decide(jobs, final)
+        return final
+
+    def _execute_round(self, jobs: Sequence[tuple[render.Variant, list[str]]],
+                       _fallback: bool = False) -> list[list[CheckOutput]]:
         results: list[list[CheckOutput | None]] = [[None] * len(cmds) for _, cmds in jobs]
         # One unit per distinct variant: checks of one task share its definitions.
         unit_of: dict[tuple[str, ...], int] = {}
@@ -432,7 +486,7 @@ class LeanBackend:
                                             render.kernel_decide_command(prop, False)]))
         if not retry:
             return
-        outs = self._execute(retry, _fallback=True)
+        outs = self._execute_round(retry, _fallback=True)
         decided = 0
         by_kind: dict[str, list[int]] = {}
         for (ji, ci), kind, (pos, neg) in zip(where, kinds, outs, strict=True):
@@ -1084,9 +1138,12 @@ def compile_answer(out: CheckOutput) -> str | None:
     return None
 
 
+_PROBE = re.compile(r"^set_option maxHeartbeats \d+ in ")  # the heartbeat probe's prefix
+
+
 def _command_kind(command: str) -> str:
     """``#reduce decide (F_precond``, ``#reduce (F`` ...: which function a check evaluates."""
-    head = command.split("\n", 1)[0]
+    head = _PROBE.sub("", command.split("\n", 1)[0], count=1)
     words = head.replace("(", " ( ").split()
     for k, word in enumerate(words):
         if word not in ("#reduce", "#eval!", "#check", "decide", "(", "example", ":", "¬"):
