@@ -40,9 +40,9 @@ def ints(text):
 print("[DEBUG:I] banner")
 for i, line in enumerate(lines, 1):
     budget = re.match(r"set_option maxHeartbeats (\d+) in ", line)
-    if budget:  # a check under the heartbeat probe: 4242 needs more than it, 4343 any budget
+    if budget:  # under the heartbeat probe: 4242 and 4244 need more than it, 4343 any budget
         line = line[budget.end():]
-        if re.search(r"decide \(\w+_precond \(?4242\)?\)$", line) and int(budget.group(1)) < 400000:
+        if re.search(r"decide \(\w+_precond \(?424[24]\)?\)$", line) and int(budget.group(1)) < 400000:
             say(i, "(deterministic) timeout, maximum number of heartbeats (50000)", "error")
             continue
     if re.search(r"decide \(\w+_precond \(?4343\)?\)$", line):
@@ -430,7 +430,8 @@ def test_heartbeat_probe_retries_a_few_checks_under_the_full_budget(fake_lean, t
     inputs = [(1,), (4242,), (4343,), (-2,), (4343,), (4343,)]
     be = _backend(exe, tmp_path, probe_heartbeats=50000, heartbeat_retries=2)
     got = be.precondition_holds(_task(), None, inputs)
-    # 4242 fits the full budget only; 4343 no budget; the third 4343 is not retried
+    # 4242 fits the full budget only, 4343 no budget: as a retried 4343 did not fit
+    # it, the other two are not retried
     assert got == [Verdict.TRUE, Verdict.TRUE, Verdict.UNKNOWN, Verdict.FALSE,
                    Verdict.UNKNOWN, Verdict.UNKNOWN]
     assert _calls(log) == 2
@@ -443,3 +444,9 @@ def test_heartbeat_probe_retries_a_few_checks_under_the_full_budget(fake_lean, t
         Verdict.TRUE, Verdict.TRUE, Verdict.UNKNOWN, Verdict.FALSE, Verdict.UNKNOWN,
         Verdict.UNKNOWN]
     assert one_round.stats.processes == 1 and "heartbeat_probe" not in one_round.stats.extra
+    # every retried check fit the full budget: the unit's other ones get a last round
+    be = _backend(exe, tmp_path, probe_heartbeats=50000, heartbeat_retries=1)
+    assert be.precondition_holds(_task(), None, [(4242,), (4244,), (2,)]) == [Verdict.TRUE] * 3
+    assert be.stats.processes == 3
+    assert be.stats.extra["heartbeat_probe"] == {"exceeded": 2, "retried": 2,
+                                                 "within_full_budget": 2}

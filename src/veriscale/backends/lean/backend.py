@@ -312,7 +312,7 @@ class LeanBackend:
         tasks_per_file: int | None = None,
         max_heartbeats: int = 400000,
         probe_heartbeats: int | None = None,
-        heartbeat_retries: int = 4,
+        heartbeat_retries: int = 2,
         memory_mb: int | None = None,
         work_dir: str | Path | None = None,
         plausible: bool | None = None,
@@ -391,8 +391,9 @@ class LeanBackend:
 
         With a heartbeat probe, every command first runs under ``probe_heartbeats``;
         of those that exceed it, the ``heartbeat_retries`` smallest of each unit run
-        again under ``max_heartbeats`` (one more round), the rest stay UNKNOWN
-        (``maxHeartbeats``). A specification that enumerates up to a huge ``Nat``
+        again under ``max_heartbeats`` (one more round). If they all fit it, the
+        unit's other such checks follow (a last round); if one did not, they stay
+        UNKNOWN (``maxHeartbeats``). A specification that enumerates up to a huge ``Nat``
         input (``List.range k``) exhausts any budget: on WASM each such check took
         minutes at the full budget, and one task had 65 of them in one file.
         """
@@ -407,21 +408,37 @@ class LeanBackend:
             for ci, _ in enumerate(cmds):
                 if _exceeded_heartbeats(final[ji][ci]):
                     over.setdefault(variant.key, []).append((ji, ci))
-        where = [at for ats in over.values()
-                 for at in sorted(ats, key=lambda a: (len(jobs[a[0]][1][a[1]]), a))
-                 [: self.heartbeat_retries]]
-        decided = 0
-        if where:
+        for ats in over.values():
+            ats.sort(key=lambda a: (len(jobs[a[0]][1][a[1]]), a))
+        retried = decided = 0
+
+        def full_budget(where: list[tuple[int, int]]) -> set[tuple[int, int]]:
+            """Run ``where`` again under the full budget; the ones it decided."""
+            nonlocal retried, decided
+            if not where:
+                return set()
             outs = self._execute_round([(jobs[ji][0], [jobs[ji][1][ci]]) for ji, ci in where],
                                        _fallback=True)
-            for (ji, ci), (out,) in zip(where, outs, strict=True):
-                final[ji][ci] = out
-                decided += not _exceeded_heartbeats(out)
+            ok = set()
+            for at, (out,) in zip(where, outs, strict=True):
+                final[at[0]][at[1]] = out
+                if not _exceeded_heartbeats(out):
+                    ok.add(at)
+            retried += len(where)
+            decided += len(ok)
+            return ok
+
+        r = self.heartbeat_retries
+        ok = full_budget([at for ats in over.values() for at in ats[:r]])
+        # Where every retried check fit the full budget, the rest of the unit's likely do
+        # too: one more round for them. Where one did not, the rest stay UNKNOWN.
+        full_budget([at for ats in over.values() if r and all(a in ok for a in ats[:r])
+                     for at in ats[r:]])
         with self._lock:
             hp = self.stats.extra.setdefault(
                 "heartbeat_probe", {"exceeded": 0, "retried": 0, "within_full_budget": 0})
             hp["exceeded"] += sum(len(v) for v in over.values())
-            hp["retried"] += len(where)
+            hp["retried"] += retried
             hp["within_full_budget"] += decided
         if self.kernel:
             self._kernel_decide(jobs, final)
