@@ -450,3 +450,10 @@ def test_heartbeat_probe_retries_a_few_checks_under_the_full_budget(fake_lean, t
     assert be.stats.processes == 3
     assert be.stats.extra["heartbeat_probe"] == {"exceeded": 2, "retried": 2,
                                                  "within_full_budget": 2}
+
+
+def test_the_probe_prefix_does_not_change_a_checks_kind() -> None:
+    from veriscale.backends.lean.backend import _command_kind, _probed
+
+    for cmd in ("#reduce decide (F_precond 3)", "#eval! (F 4 (by sorry))", "example : (F 1) := by decide +kernel"):
+        assert _command_kind(_probed(cmd, 50000)) == _command_kind(cmd) != "set_option"

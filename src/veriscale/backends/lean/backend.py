@@ -400,8 +400,7 @@ class LeanBackend:
         probe = (not _fallback and 0 < self.probe_heartbeats < self.max_heartbeats)
         if not probe:
             return self._execute_round(jobs, _fallback)
-        limited = [(v, [f"set_option maxHeartbeats {self.probe_heartbeats} in {c}"  # _PROBE
-                        for c in cmds]) for v, cmds in jobs]
+        limited = [(v, [_probed(c, self.probe_heartbeats) for c in cmds]) for v, cmds in jobs]
         final = self._execute_round(limited, _fallback=True)
         over: dict[tuple[str, ...], list[tuple[int, int]]] = {}
         for ji, (variant, cmds) in enumerate(jobs):
@@ -1156,6 +1155,11 @@ def compile_answer(out: CheckOutput) -> str | None:
 
 
 _PROBE = re.compile(r"^set_option maxHeartbeats \d+ in ")  # the heartbeat probe's prefix
+
+
+def _probed(command: str, heartbeats: int) -> str:
+    """``command`` under a heartbeat budget of its own (what :data:`_PROBE` strips)."""
+    return f"set_option maxHeartbeats {int(heartbeats)} in {command}"
 
 
 def _command_kind(command: str) -> str:
