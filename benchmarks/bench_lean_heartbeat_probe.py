@@ -3,8 +3,8 @@
 A VERINA precondition that enumerates up to an input (``List.range k``) cannot
 be decided for a huge ``k``; under the full ``maxHeartbeats`` each such check
 runs until the budget is spent, which on WASM took minutes per check. The probe
-runs every check under ``maxHeartbeats / 8`` first and retries only a few of
-those that exceed it under the full budget (``LeanBackend._execute``).
+runs every check under ``maxHeartbeats / 200`` first and lets only a few of
+those that exceed it scout larger budgets (``LeanBackend._execute``).
 
 Classifies the same inputs of one task (its test and reject inputs, plus
 ``--huge`` inputs with every ``Nat`` set to large magnitudes) twice, with

@@ -40,10 +40,11 @@ def ints(text):
 print("[DEBUG:I] banner")
 for i, line in enumerate(lines, 1):
     budget = re.match(r"set_option maxHeartbeats (\d+) in ", line)
-    if budget:  # under the heartbeat probe: 4242 and 4244 need more than it, 4343 any budget
-        line = line[budget.end():]
-        if re.search(r"decide \(\w+_precond \(?424[24]\)?\)$", line) and int(budget.group(1)) < 400000:
-            say(i, "(deterministic) timeout, maximum number of heartbeats (50000)", "error")
+    if budget:  # under the heartbeat probe: 4141 needs 50000, 4242 and 4244 the full budget
+        line, given = line[budget.end():], int(budget.group(1))
+        if (re.search(r"decide \(\w+_precond \(?424[24]\)?\)$", line) and given < 400000
+                or re.search(r"decide \(\w+_precond \(?4141\)?\)$", line) and given < 50000):
+            say(i, "(deterministic) timeout, maximum number of heartbeats", "error")
             continue
     if re.search(r"decide \(\w+_precond \(?4343\)?\)$", line):
         say(i, "(deterministic) timeout, maximum number of heartbeats", "error")
@@ -436,7 +437,7 @@ def test_heartbeat_probe_retries_a_few_checks_under_the_full_budget(fake_lean, t
                    Verdict.UNKNOWN, Verdict.UNKNOWN]
     assert _calls(log) == 2
     assert be.stats.extra["heartbeat_probe"] == {"exceeded": 4, "retried": 2,
-                                                 "within_full_budget": 1}
+                                                 "decided_on_retry": 1}
     (c,) = be.classify(_task(), [(4343,)])
     assert c.label == Label.UNKNOWN and "maxHeartbeats" in c.detail
     one_round = _backend(exe, tmp_path, probe_heartbeats=0)
@@ -449,7 +450,24 @@ def test_heartbeat_probe_retries_a_few_checks_under_the_full_budget(fake_lean, t
     assert be.precondition_holds(_task(), None, [(4242,), (4244,), (2,)]) == [Verdict.TRUE] * 3
     assert be.stats.processes == 3
     assert be.stats.extra["heartbeat_probe"] == {"exceeded": 2, "retried": 2,
-                                                 "within_full_budget": 2}
+                                                 "decided_on_retry": 2}
+
+
+def test_heartbeat_probe_climbs_budgets_with_scouts(fake_lean, tmp_path) -> None:
+    """Budgets grow by ``heartbeat_step``: a unit's smallest exceeding check scouts
+    the next budget, and the others follow only under a budget a scout fit."""
+    exe, log = fake_lean
+    be = _backend(exe, tmp_path, probe_heartbeats=6250, heartbeat_retries=1)
+    assert be._heartbeat_levels() == [6250, 50000, 400000]
+    inputs = [(1,), (4141,), (4242,), (4343,), (4141,)]
+    got = be.precondition_holds(_task(), None, inputs)
+    assert got == [Verdict.TRUE, Verdict.TRUE, Verdict.TRUE, Verdict.UNKNOWN, Verdict.TRUE]
+    # probe; 4141 scouts 50000; the rest under it; 4242 scouts 400000; 4343 under it
+    assert _calls(log) == 5
+    assert be.stats.extra["heartbeat_probe"] == {"exceeded": 4, "retried": 6,
+                                                 "decided_on_retry": 3}
+    steps = _backend(exe, tmp_path, probe_heartbeats=1000, heartbeat_step=10)
+    assert steps._heartbeat_levels() == [1000, 10000, 100000, 400000]
 
 
 def test_the_probe_prefix_does_not_change_a_checks_kind() -> None:
