@@ -307,6 +307,15 @@ def test_ill_typed_error_on_the_check_line_is_a_syntax_rejection() -> None:
     assert classify_answer([fine, out(("information", "true"))]) == (True, "")
     undecidable = out(("error", "failed to synthesize\n  Decidable (F_precond 3)"))
     assert classify_answer([fine, undecidable]) == (None, "no Decidable instance")
+    # a #check that ran out of heartbeats (a long list literal under the probe) is no
+    # rejection: the decision elaborated the same term
+    spent = out(("error", "(deterministic) timeout at `isDefEq`, maximum number of "
+                          "heartbeats (250) has been reached"))
+    assert classify_answer([spent, out(("information", "false"))]) == (False, "")
+    assert classify_answer([spent, spent]) == (None, "maxHeartbeats")
+    synth = out(("error", "failed to synthesize\n  Decidable (F_precond 3)\n(deterministic) "
+                          "timeout at `whnf`, maximum number of heartbeats (2000) has been reached"))
+    assert classify_answer([fine, synth]) == (None, "maxHeartbeats")
 
 
 def test_file_sizing_balances_files_and_workers_follow_cores_and_memory() -> None:

@@ -126,13 +126,16 @@ def _exceeded_heartbeats(out: CheckOutput) -> bool:
                                    for m in out.messages)
 
 
+_LIMITS = ("maxHeartbeats", "maximum recursion depth")  # Lean's budgets, not the input's fault
+
+
 def error_reason(text: str) -> str:
     """A short, countable reason for a Lean error."""
     low = text.lower()
+    if "heartbeats" in low:  # first: instance synthesis can run out of them too
+        return "maxHeartbeats"
     if "failed to synthesize" in low and "decidable" in low:
         return "no Decidable instance"
-    if "heartbeats" in low:
-        return "maxHeartbeats"
     if "maximum recursion depth" in low:
         return "maximum recursion depth"
     if "unknown identifier" in low or "unknown constant" in low:
@@ -157,8 +160,12 @@ def bool_answer(out: CheckOutput) -> tuple[bool | None, str]:
 
 
 def check_answer(out: CheckOutput) -> str | None:
-    """``#check`` succeeded (None) or why not."""
+    """``#check`` succeeded (None) or why not: a budget Lean ran out of says
+    nothing about the input's type, so it is ``unknown``, not ``ill_typed``."""
     if out.errors:
+        reason = error_reason(out.errors[0])
+        if reason in _LIMITS:
+            return "unknown: " + reason
         return "ill_typed: " + first_line(out.errors[0])
     if not out.infos:
         return "unknown: " + out.missing_reason()
