@@ -25,6 +25,30 @@ def test_file_progress_counts_files_and_checks_across_rounds() -> None:
         assert task.description == "checks; files 2/3"
 
 
+def test_file_progress_prints_plain_lines_when_not_a_terminal() -> None:
+    """A run logged to a file draws no bar; finished files still say how far it is."""
+    out = io.StringIO()
+    console = Console(file=out, force_terminal=False, width=60)
+    with Progress(console=console, auto_refresh=False, transient=True) as progress:
+        bar = FileProgress(progress, "classify", plain_every=3600)
+        bar.label = "  lean"
+        bar.update("planned", 3, 3000)
+        bar.update("done", 1, 1000)  # within plain_every of the start: no line yet
+        bar.update("done", 1, 1000)
+        assert out.getvalue() == ""
+        bar.update("done", 1, 1000)  # the stage's last file always says so
+    (line,) = [x for x in out.getvalue().splitlines() if x.strip()]
+    assert line.startswith("  classify: lean files 3/3, checks 3,000/3,000, 0:0")
+    assert line.endswith("about 0:00 left")
+    shown = io.StringIO()
+    with Progress(console=Console(file=shown, force_terminal=True), auto_refresh=False,
+                  transient=True) as live:
+        bar = FileProgress(live, "classify", plain_every=0)
+        bar.update("planned", 1, 10)
+        bar.update("done", 1, 10)
+    assert "elapsed, about" not in shown.getvalue()  # a terminal has the bar instead
+
+
 def test_stage_titles_do_not_wrap_when_not_a_terminal(bundled_dir: Path, tmp_path: Path) -> None:
     out = io.StringIO()
     console = Console(file=out, width=80, force_terminal=False)

@@ -93,15 +93,23 @@ class FileProgress:
 
     Totals grow as rounds are packed (a stage's later rounds depend on earlier
     answers), so the time-left estimate is for the work known at that moment.
+    Where the console is not a terminal (a log file, CI) no bar is drawn, so a
+    finished file prints a plain line instead, at most one per ``plain_every``
+    seconds (and always the stage's last).
     """
 
-    def __init__(self, progress: Progress) -> None:
+    def __init__(self, progress: Progress, stage: str = "", plain_every: float = 30.0) -> None:
         self.progress = progress
+        self.stage = stage
         self.files_total = 0
         self.files_done = 0
         self.checks_total = 0
+        self.checks_done = 0
         self.task: TaskID | None = None
         self.label = "  oracle"  # the backend's name, once hooked
+        self.plain_every = plain_every
+        self._started = time.monotonic()
+        self._last_line = self._started
         self._lock = threading.Lock()
 
     def update(self, event: str, files: int, checks: int) -> None:
@@ -114,9 +122,32 @@ class FileProgress:
                 self.progress.update(self.task, total=self.checks_total)
             else:
                 self.files_done += files
+                self.checks_done += checks
                 self.progress.update(self.task, advance=checks)
+                self._plain_line()
             self.progress.update(
                 self.task, description=f"checks; files {self.files_done}/{self.files_total}")
+
+    def _plain_line(self) -> None:
+        console = self.progress.console
+        now = time.monotonic()
+        last = self.files_done >= self.files_total
+        if console.is_terminal or (now - self._last_line < self.plain_every and not last):
+            return
+        self._last_line = now
+        elapsed = now - self._started
+        left = (elapsed * (self.checks_total - self.checks_done) / self.checks_done
+                if self.checks_done else 0.0)
+        where = f"{self.stage}: " if self.stage else ""
+        console.print(f"  {where}{self.label.strip()} files "
+                      f"{self.files_done}/{self.files_total}, checks {self.checks_done:,}/"
+                      f"{self.checks_total:,}, {_clock(elapsed)} elapsed, about "
+                      f"{_clock(left)} left", soft_wrap=True, highlight=False)
+
+
+def _clock(seconds: float) -> str:
+    minutes, secs = divmod(round(seconds), 60)
+    return f"{minutes // 60}:{minutes % 60:02d}:{secs:02d}" if minutes >= 60 else f"{minutes}:{secs:02d}"
 
 
 class Pipeline:
@@ -259,7 +290,7 @@ class Pipeline:
             transient=True,
         ) as progress:
             bar = progress.add_task("", total=len(live), completed=done, label=name)
-            files = FileProgress(progress) if needs_backend and todo else None
+            files = FileProgress(progress, name) if needs_backend and todo else None
             hooked = self._hook_progress(files)
 
             def one(task: Task, backend: Backend) -> Any:
