@@ -228,7 +228,9 @@ class FileLimits:
 
 
 # WASM: 32-bit memory (4 GB) caps a process; a file's cost is dominated by the
-# ~110 s import of Init, so files are as large as memory allows.
+# import of Init (110 s where WASM.md was measured; 310 s of wall time and 3.6 GB of
+# resident memory for a file holding only `#check 1` on this project's 2-core
+# machines), so files are as large as memory allows.
 # Native: no cap, but smaller files spread over more cores.
 FILE_LIMITS = {
     "wasm": FileLimits(checks=2400, units=20, peak_mb=4300, cell_budget=3000),
