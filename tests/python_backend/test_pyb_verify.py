@@ -37,6 +37,22 @@ def test_verify_json_all_agree(tmp_path: Path) -> None:
     assert set(data["per_task"]) == {"a", "b"}
     assert data["per_task"]["a"]["postcond_rejects_unexpected"]["agree"] == 3
     assert data["oracle_processes"] >= 1 and data["seconds"] >= 0
+    assert data["unknown_causes"] == {}
+
+
+def test_verify_counts_why_unknowns_stayed_unknown() -> None:
+    from veriscale.evaluation.verify import UNKNOWN, VerifyReport
+
+    report = VerifyReport(tasks=1)
+    report.record("t", KINDS[0], UNKNOWN, "test.json[0].input", "maxHeartbeats")
+    report.record("t", KINDS[0], UNKNOWN, "test.json[1].input", "stuck reduction: foo")
+    report.record("t", KINDS[0], UNKNOWN, "test.json[2].input", "maxHeartbeats (at 2000)")
+    report.record("t", KINDS[2], UNKNOWN, "test.json[0].expected")
+    report.record("t", KINDS[2], "agree", "test.json[1].expected")
+    assert report.to_json()["unknown_causes"] == {
+        KINDS[0]: {"maxHeartbeats": 2, "stuck reduction": 1},
+        KINDS[2]: {"no reason given": 1}}
+    assert report.checks[KINDS[0]].unknown == 3 and not report.findings
 
 
 def test_verify_finds_disagreements(tmp_path: Path) -> None:

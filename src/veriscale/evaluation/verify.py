@@ -27,6 +27,7 @@ from veriscale.backends.base import (
     OutputTester,
     Verdict,
 )
+from veriscale.backends.causes import unknown_cause
 from veriscale.benchmark.model import LoadIssue, Task
 from veriscale.values import LeanType, values_equal
 
@@ -81,6 +82,8 @@ class VerifyReport:
     seconds: float = 0.0
     findings: list[Finding] = field(default_factory=list)
     load_issues: list[LoadIssue] = field(default_factory=list)
+    # per check kind: why its unknowns stayed unknown (backends.causes), with counts
+    unknown_causes: dict[str, dict[str, int]] = field(default_factory=dict)
 
     @property
     def disagreements(self) -> int:
@@ -91,6 +94,10 @@ class VerifyReport:
         self.per_task.setdefault(task, {k: Counts() for k in KINDS})[kind].add(verdict)
         if verdict == DISAGREE:
             self.findings.append(Finding(task, kind, item, detail))
+        elif verdict == UNKNOWN:
+            cause = unknown_cause(detail) if detail else "no reason given"
+            causes = self.unknown_causes.setdefault(kind, {})
+            causes[cause] = causes.get(cause, 0) + 1
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -100,6 +107,8 @@ class VerifyReport:
                          for t, kinds in self.per_task.items()},
             "oracle_processes": self.processes,  # Lean files, coqc runs, sandbox workers
             "seconds": round(self.seconds, 3),
+            "unknown_causes": {k: dict(sorted(c.items(), key=lambda kv: (-kv[1], kv[0])))
+                               for k, c in self.unknown_causes.items()},
             "disagreements": [f.to_json() for f in self.findings],
             "load_issues": [str(i) for i in self.load_issues],
         }
