@@ -446,7 +446,7 @@ def test_heartbeat_probe_retries_a_few_checks_under_the_full_budget(fake_lean, t
                    Verdict.UNKNOWN, Verdict.UNKNOWN]
     assert _calls(log) == 2
     assert be.stats.extra["heartbeat_probe"] == {"exceeded": 4, "retried": 2,
-                                                 "decided_on_retry": 1}
+                                                 "decided_on_retry": 1, "rounds": 1}
     (c,) = be.classify(_task(), [(4343,)])
     assert c.label == Label.UNKNOWN and "maxHeartbeats" in c.detail
     one_round = _backend(exe, tmp_path, probe_heartbeats=0)
@@ -459,7 +459,7 @@ def test_heartbeat_probe_retries_a_few_checks_under_the_full_budget(fake_lean, t
     assert be.precondition_holds(_task(), None, [(4242,), (4244,), (2,)]) == [Verdict.TRUE] * 3
     assert be.stats.processes == 3
     assert be.stats.extra["heartbeat_probe"] == {"exceeded": 2, "retried": 2,
-                                                 "decided_on_retry": 2}
+                                                 "decided_on_retry": 2, "rounds": 2}
 
 
 def test_heartbeat_probe_climbs_budgets_with_scouts(fake_lean, tmp_path) -> None:
@@ -474,7 +474,7 @@ def test_heartbeat_probe_climbs_budgets_with_scouts(fake_lean, tmp_path) -> None
     # probe; 4141 scouts 50000; the rest under it; 4242 scouts 400000; 4343 under it
     assert _calls(log) == 5
     assert be.stats.extra["heartbeat_probe"] == {"exceeded": 4, "retried": 6,
-                                                 "decided_on_retry": 3}
+                                                 "decided_on_retry": 3, "rounds": 4}
     steps = _backend(exe, tmp_path, probe_heartbeats=1000, heartbeat_step=10)
     assert steps._heartbeat_levels() == [1000, 10000, 100000, 400000]
 

@@ -447,7 +447,7 @@ class LeanBackend:
         level = dict.fromkeys(waiting, 0)
         bulk: set[tuple[str, ...]] = set()
         r = self.heartbeat_retries
-        retried = decided = 0
+        retried = decided = rounds = 0
         while True:
             sent: list[tuple[tuple[str, ...], int, list[tuple[int, int]]]] = []
             for unit, ats in waiting.items():
@@ -458,6 +458,7 @@ class LeanBackend:
             if not sent:
                 break
             batch = [job for _, lv, ats in sent for job in under(lv, ats)]
+            rounds += 1
             outs = iter(self._execute_round(batch, _fallback=True))
             for unit, lv, ats in sent:
                 over = []
@@ -479,10 +480,12 @@ class LeanBackend:
                 level[unit] = lv
         with self._lock:
             hp = self.stats.extra.setdefault(
-                "heartbeat_probe", {"exceeded": 0, "retried": 0, "decided_on_retry": 0})
+                "heartbeat_probe",
+                {"exceeded": 0, "retried": 0, "decided_on_retry": 0, "rounds": 0})
             hp["exceeded"] += exceeded
             hp["retried"] += retried
             hp["decided_on_retry"] += decided
+            hp["rounds"] += rounds  # each a Lean process at least
         if self.kernel:
             self._kernel_decide(jobs, final)
         return final
