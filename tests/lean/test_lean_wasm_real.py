@@ -86,7 +86,8 @@ def test_one_lean_process_for_everything(answers: dict[str, Any]) -> None:
     assert st.extra["compat"] == {"verina_basic_64": ["Array.mkArray"]}
     # Where a check needs more than the heartbeat probe, its scouts cost one more round.
     ladder = st.extra.get("heartbeat_probe", {})
-    assert st.processes == 2 + ladder.get("rounds", 0)
+    rounds = ladder.get("rounds", 0)  # the compat retry may ride along with one of them
+    assert 1 + rounds <= st.processes <= 2 + rounds
     assert ladder.get("rounds", 0) <= 2 and st.extra["timeouts"] == 0 and st.extra["crashes"] == 0
 
     def commands(task_id: str | None) -> int:
