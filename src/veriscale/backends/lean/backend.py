@@ -230,7 +230,9 @@ class FileLimits:
 # WASM: 32-bit memory (4 GB) caps a process; a file's cost is dominated by the
 # import of Init (110 s where WASM.md was measured; 310 s of wall time and 3.6 GB of
 # resident memory for a file holding only `#check 1` on this project's 2-core
-# machines), so files are as large as memory allows.
+# machines), so files are as large as memory allows. Memory is not what stops a larger
+# file: one of 6,872 commands stayed at 3.7 GB but node died after about 3,600 of them
+# ("Maximum call stack size exceeded"), so 2,400 keeps a margin below that.
 # Native: no cap, but smaller files spread over more cores.
 FILE_LIMITS = {
     "wasm": FileLimits(checks=2400, units=20, peak_mb=4300, cell_budget=3000),
