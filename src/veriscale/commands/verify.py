@@ -110,7 +110,7 @@ def _print_table(report: VerifyReport) -> None:
     table.add_section()
     table.add_row("[bold]total[/]", *(_cell(report.checks[k]) for k in KINDS))
     out.print(table)
-    for kind, causes in report.to_json()["unknown_causes"].items():
+    for kind, causes in report.causes_by_kind().items():
         out.print(f"[yellow]unknown[/] {SHORT[kind]}: "
                   + ", ".join(f"{cause} {n}" for cause, n in causes.items()), soft_wrap=True)
     for f in report.findings[:50]:

@@ -99,6 +99,11 @@ class VerifyReport:
             causes = self.unknown_causes.setdefault(kind, {})
             causes[cause] = causes.get(cause, 0) + 1
 
+    def causes_by_kind(self) -> dict[str, dict[str, int]]:
+        """Each kind's unknown causes, the most frequent first."""
+        return {k: dict(sorted(c.items(), key=lambda kv: (-kv[1], kv[0])))
+                for k, c in self.unknown_causes.items()}
+
     def to_json(self) -> dict[str, Any]:
         return {
             "tasks": self.tasks,
@@ -107,8 +112,7 @@ class VerifyReport:
                          for t, kinds in self.per_task.items()},
             "oracle_processes": self.processes,  # Lean files, coqc runs, sandbox workers
             "seconds": round(self.seconds, 3),
-            "unknown_causes": {k: dict(sorted(c.items(), key=lambda kv: (-kv[1], kv[0])))
-                               for k, c in self.unknown_causes.items()},
+            "unknown_causes": self.causes_by_kind(),
             "disagreements": [f.to_json() for f in self.findings],
             "load_issues": [str(i) for i in self.load_issues],
         }

@@ -122,7 +122,7 @@ def first_line(text: str, limit: int = 200) -> str:
 
 def _exceeded_heartbeats(out: CheckOutput) -> bool:
     """Did this check stop at its heartbeat budget (and nothing else go wrong)?"""
-    return not out.failure and any(m.is_error and "heartbeats" in m.text.lower()
+    return not out.failure and any(m.is_error and error_reason(m.text) == "maxHeartbeats"
                                    for m in out.messages)
 
 
@@ -435,14 +435,14 @@ class LeanBackend:
 
         final = self._execute_round(
             [(v, [_probed(c, levels[0]) for c in cmds]) for v, cmds in jobs], _fallback=True)
-        everything = [(ji, ci) for ji, (_, cmds) in enumerate(jobs) for ci in range(len(cmds))]
         # Per unit: the checks that exceeded a budget (smallest first), the index of
         # the largest budget they exceeded, and whether the next round sends them
         # all (after scouts fit the next budget) or only the scouts.
         waiting: dict[tuple[str, ...], list[tuple[int, int]]] = {}
-        for ji, ci in everything:
-            if _exceeded_heartbeats(final[ji][ci]):
-                waiting.setdefault(jobs[ji][0].key, []).append((ji, ci))
+        for ji, (variant, cmds) in enumerate(jobs):
+            for ci in range(len(cmds)):
+                if _exceeded_heartbeats(final[ji][ci]):
+                    waiting.setdefault(variant.key, []).append((ji, ci))
         for ats in waiting.values():
             ats.sort(key=lambda a: (len(jobs[a[0]][1][a[1]]), a))
         exceeded = sum(len(v) for v in waiting.values())
@@ -470,7 +470,9 @@ class LeanBackend:
                         over.append(at)
                 retried += len(ats)
                 decided += len(ats) - len(over)
-                rest = [a for a in waiting[unit] if a not in ats]
+                # scouts are the head of the unit's sorted list, so what follows them
+                # is the rest, and the scouts that exceeded stay the smallest
+                rest = waiting[unit][len(ats):]
                 if unit in bulk:  # those that exceeded this budget send scouts higher
                     bulk.discard(unit)
                     waiting[unit] = over
