@@ -323,6 +323,11 @@ def test_file_sizing_balances_files_and_workers_follow_cores_and_memory() -> Non
 
     assert balanced_size(700, 600) == 350 and balanced_size(600, 600) == 600
     assert balanced_size(1201, 600) == 401 and balanced_size(0, 600) == 600
+    # at least one file per worker, where each still holds `split` checks
+    assert balanced_size(5000, 12000, workers=2, split=1000) == 2500
+    assert balanced_size(1500, 12000, workers=2, split=1000) == 1500  # one start is cheaper
+    assert balanced_size(9000, 12000, workers=4, split=1000) == 2250
+    assert balanced_size(30000, 12000, workers=2, split=1000) == 10000  # the cap rules
     assert default_workers(4000, cpus=2, memory_mb=23000) == 2
     assert default_workers(4000, cpus=8, memory_mb=9000) == 2  # memory-bound
     assert default_workers(4000, cpus=2, memory_mb=1000) == 1
@@ -409,7 +414,7 @@ def _bool():  # type: ignore[no-untyped-def]
 def test_pack_fills_files_across_units(tmp_path) -> None:
     from veriscale.backends.lean import render
 
-    be = _backend(Path("/nonexistent/lean"), tmp_path, chunk_size=2400)
+    be = _backend(Path("/nonexistent/lean"), tmp_path, chunk_size=2400, workers=2)
     variants = [render.Variant(_task(f"toy_{i}")) for i in range(5)]
     checks = [[(i, k, "#check (Nat.zero)") for k in range(1504)] for i in range(5)]
     files = be._pack(variants, checks)
@@ -484,3 +489,18 @@ def test_the_probe_prefix_does_not_change_a_checks_kind() -> None:
 
     for cmd in ("#reduce decide (F_precond 3)", "#eval! (F 4 (by sorry))", "example : (F 1) := by decide +kernel"):
         assert _command_kind(_probed(cmd, 50000)) == _command_kind(cmd) != "set_option"
+
+
+def test_a_file_larger_than_the_timeout_was_sized_for_gets_longer(tmp_path) -> None:
+    """WASM's timeout is sized for files of 2,400 checks; larger files (up to 12,000,
+    since node's stacks were raised) get it in proportion, smaller ones as it is."""
+    from dataclasses import replace
+
+    from veriscale.backends.lean.backend import file_limits
+
+    be = _backend(Path("/nonexistent/lean"), tmp_path, timeout=100)
+    assert be._file_timeout(5000) is None  # native: every file gets the runner's timeout
+    be.file_limits = replace(file_limits("wasm"))
+    assert be.file_limits.timeout_checks == 2400 and be.file_limits.checks >= 12000
+    assert be._file_timeout(2400) is None and be._file_timeout(100) is None
+    assert be._file_timeout(4800) == 200.0 and be._file_timeout(12000) == 500.0

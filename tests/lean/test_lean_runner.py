@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import stat
 import sys
 from pathlib import Path
@@ -191,3 +192,83 @@ def test_cpu_limit_is_a_timeout_and_sleeping_is_not_cpu(tmp_path: Path) -> None:
     nap.chmod(0o755)
     res = run_command([str(nap)], cwd=tmp_path, env=None, timeout=60, cpu_seconds=1)
     assert not res.timed_out and res.returncode == 0
+
+
+def test_stack_limit_reaches_the_child(tmp_path: Path) -> None:
+    """``RLIMIT_STACK`` is how far node's main thread may grow (V8 is told less)."""
+    probe = _script(tmp_path / "lean", "import resource\nprint(resource.getrlimit("
+                                       "resource.RLIMIT_STACK)[0] // (1 << 20))\n")
+    res = run_command([str(probe)], cwd=tmp_path, env=None, timeout=20, stack_mb=48)
+    assert res.returncode == 0 and res.other_output == ["48"]
+
+
+def _fake_install(root: Path) -> None:
+    (root / "node" / "package" / "bin").mkdir(parents=True)
+    (root / "node" / "package" / "bin" / "node").write_text("")
+    (root / "lean" / "package").mkdir(parents=True)
+    (root / "lean" / "package" / "lean.js").write_text("")
+    (root / "lib").mkdir()
+    (root / ".veriscale-complete").write_text(wasm_setup.version_key())
+
+
+def test_wasm_command_gives_node_and_lean_threads_room(tmp_path: Path) -> None:
+    """lean.js recurses once per command on node's main thread and in a worker: the
+    command raises both stacks (a file of ~3,600 commands overflowed the defaults)."""
+    import resource
+
+    from veriscale.backends.lean.runner import WORKER_PRELOAD, WORKER_STACK_ENV
+
+    if not wasm_setup.is_visible(tmp_path):
+        pytest.skip("pytest tmp_path is not under /tmp")
+    _fake_install(tmp_path / "cache")
+    runner = WasmRunner(cache_dir=tmp_path / "cache", auto_install=False)
+    f = tmp_path / "a.lean"
+    f.write_text("")
+    cmd, cwd, env = runner.command(f)
+    flag = next(c for c in cmd if c.startswith("--stack-size="))
+    kb = int(flag.split("=")[1])
+    hard = resource.getrlimit(resource.RLIMIT_STACK)[1]
+    room = runner.stack_mb * 1024 if hard == resource.RLIM_INFINITY else min(
+        runner.stack_mb * 1024, hard // 1024)
+    assert 984 <= kb <= room and kb == runner.v8_stack_kb()
+    at = cmd.index("--require")
+    assert Path(cmd[at + 1]) == WORKER_PRELOAD and WORKER_PRELOAD.exists()
+    assert cmd.index(flag) < at < cmd.index(str(runner.install().lean_js))
+    assert cmd[-2:] == ["--json", "a.lean"] and cwd == tmp_path
+    assert env[WORKER_STACK_ENV] == str(runner.worker_stack_mb)
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="no node on PATH")
+def test_preload_gives_every_worker_the_stack(tmp_path: Path) -> None:
+    """The preload makes each node Worker (Lean's pthreads) with the configured stack,
+    and leaves explicit limits and an unset variable alone."""
+    import subprocess
+
+    from veriscale.backends.lean.runner import WORKER_PRELOAD, WORKER_STACK_ENV
+
+    node = shutil.which("node") or "node"
+    script = tmp_path / "w.js"
+    script.write_text(
+        "const { Worker } = require('worker_threads');\n"
+        "const a = new Worker('1', { eval: true });\n"
+        "const b = new Worker('1', { eval: true, resourceLimits: { stackSizeMb: 8 } });\n"
+        "console.log(a.resourceLimits.stackSizeMb, b.resourceLimits.stackSizeMb);\n"
+        "a.terminate(); b.terminate();\n")
+
+    def run(env: dict[str, str]) -> str:
+        out = subprocess.run([node, "--require", str(WORKER_PRELOAD), str(script)],
+                             capture_output=True, text=True, timeout=60, env=env)
+        assert out.returncode == 0, out.stderr
+        return out.stdout.strip()
+
+    base = {k: v for k, v in os.environ.items() if k != WORKER_STACK_ENV}
+    assert run({**base, WORKER_STACK_ENV: "96"}) == "96 8"
+    assert run(base) == "4 8"  # node's default: the preload changes nothing unasked
+
+
+def test_a_file_may_get_its_own_timeout(tmp_path: Path) -> None:
+    fake = _script(tmp_path / "lean", "import time\ntime.sleep(30)\n")
+    f = tmp_path / "x.lean"
+    f.write_text("")
+    res = NativeRunner(lean_path=str(fake), timeout=60).run_file(f, timeout=1)
+    assert res.timed_out and res.seconds < 20

@@ -63,6 +63,7 @@ class ProcessLimits:
     fsize_mb: int | None = None
     nproc: int | None = None
     nofile: int | None = None
+    stack_mb: int | None = None  # RLIMIT_STACK: how far the main thread's stack may grow
     core: bool = False
 
 
@@ -95,6 +96,8 @@ def _rlimit_setters(limits: ProcessLimits) -> list[tuple[int, int]]:
         out.append((resource.RLIMIT_NPROC, int(limits.nproc)))
     if limits.nofile:
         out.append((resource.RLIMIT_NOFILE, int(limits.nofile)))
+    if limits.stack_mb:
+        out.append((resource.RLIMIT_STACK, int(limits.stack_mb) * 1024 * 1024))
     if not limits.core:
         out.append((resource.RLIMIT_CORE, 0))
     return out

@@ -225,17 +225,25 @@ class FileLimits:
     units: int
     peak_mb: int
     cell_budget: int = 0  # default (expected input, adversary) cells per task; 0 = all
+    timeout_checks: int = 0
+    """The file size the runner's ``timeout`` is meant for; a larger file gets
+    proportionally longer (0: every file gets ``timeout``)."""
+    split_checks: int = 1000
+    """A round is spread over the workers only in files of at least this many checks
+    (each more file costs one more Lean start)."""
 
 
 # WASM: 32-bit memory (4 GB) caps a process; a file's cost is dominated by the
-# import of Init (110 s where WASM.md was measured; 310 s of wall time and 3.6 GB of
-# resident memory for a file holding only `#check 1` on this project's 2-core
-# machines), so files are as large as memory allows. Memory is not what stops a larger
-# file: one of 6,872 commands stayed at 3.7 GB but node died after about 3,600 of them
-# ("Maximum call stack size exceeded"), so 2,400 keeps a margin below that.
+# import of Init (110 s where WASM.md was measured; 200-310 s of wall time and 3.6 GB
+# of resident memory for a file holding only `#check 1` on this project's 2-core
+# machines) and each command costs about 0.03 s, so files are large. Memory does not
+# grow with them: 20,000 commands ran at 3.7 GB, once the runner gave node's stacks
+# room (runner.WasmRunner.stack_mb). The timeout (2,400 CPU seconds) was sized for
+# files of 2,400 checks, about 1 s each under the probe's heartbeat budget.
 # Native: no cap, but smaller files spread over more cores.
 FILE_LIMITS = {
-    "wasm": FileLimits(checks=2400, units=20, peak_mb=4300, cell_budget=3000),
+    "wasm": FileLimits(checks=12000, units=100, peak_mb=4300, cell_budget=3000,
+                       timeout_checks=2400),
     "native": FileLimits(checks=300, units=8, peak_mb=2000),
 }
 
@@ -244,11 +252,13 @@ def file_limits(runner: str) -> FileLimits:
     return FILE_LIMITS.get(runner, FILE_LIMITS["native"])
 
 
-def balanced_size(total: int, cap: int) -> int:
-    """The per-file size that splits ``total`` checks into the fewest files of at most ``cap``."""
+def balanced_size(total: int, cap: int, workers: int = 1, split: int = 1) -> int:
+    """The per-file size that splits ``total`` checks into the fewest files of at most
+    ``cap``, and into at least ``workers`` files where each still holds ``split``
+    checks (so no worker idles beside one long file)."""
     if total <= 0:
         return max(1, cap)
-    files = -(-total // max(1, cap))
+    files = max(-(-total // max(1, cap)), min(max(1, workers), total // max(1, split)))
     return -(-total // files)
 
 
@@ -353,6 +363,7 @@ class LeanBackend:
         limits = file_limits(self.runner.name)
         self.chunk_size = int(chunk_size or limits.checks)
         self.tasks_per_file = int(tasks_per_file or limits.units)
+        self.file_limits = limits
         self.workers = max(1, int(workers or default_workers(limits.peak_mb)))
         self.default_cell_budget = limits.cell_budget
         self.max_heartbeats = int(max_heartbeats)
@@ -588,7 +599,8 @@ class LeanBackend:
         so parallel workers finish together instead of one waiting on a remainder.
         """
         total = sum(len(items) for items in checks)
-        limit = balanced_size(total, self.chunk_size)
+        limit = balanced_size(total, self.chunk_size, self.workers,
+                              self.file_limits.split_checks)
         files: list[list[tuple[render.Variant, list[tuple[int, int, str]]]]] = []
         current: list[tuple[render.Variant, list[tuple[int, int, str]]]] = []
         size = 0
@@ -654,6 +666,13 @@ class LeanBackend:
                 attempt += 1
             pieces = rest  # unreached checks, or units retried with compatibility names
 
+    def _file_timeout(self, checks: int) -> float | None:
+        """The runner's timeout, stretched for a file larger than it was sized for."""
+        sized_for = self.file_limits.timeout_checks
+        if not sized_for or checks <= sized_for:
+            return None
+        return self.runner.timeout * checks / sized_for
+
     def _compat_for(self, pieces: Sequence[tuple[render.Variant, Any]]) -> str:
         with self._lock:
             names = set().union(*(self.compat.get(v.task.id, set()) for v, _ in pieces))
@@ -690,7 +709,9 @@ class LeanBackend:
         start = time.monotonic()
         got = self.executor.map(
             run_prover_file, [ProverFile(self.runner, name, layout.text, self.keep_files,
-                                         toolchain=self.runner.identity())],
+                                         toolchain=self.runner.identity(),
+                                         timeout=self._file_timeout(
+                                             sum(len(i) for _, i in pieces)))],
             resources=LEAN_UNIT)[0]
         if isinstance(got, UnitFailure):  # the runner or its worker failed: no answers
             log.error("Lean file %s not checked: %s", name, got.error)

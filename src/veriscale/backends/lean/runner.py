@@ -13,6 +13,7 @@ import copy
 import json
 import logging
 import os
+import resource
 import shutil
 import signal
 import subprocess
@@ -26,6 +27,10 @@ from veriscale.backends import isolation
 from veriscale.backends.lean import wasm_setup
 
 log = logging.getLogger(__name__)
+
+WORKER_PRELOAD = Path(__file__).with_name("wasm_threads.cjs")
+"""Loaded into node before ``lean.js``: gives Lean's threads ``worker_stack_mb`` of stack."""
+WORKER_STACK_ENV = "VERISCALE_LEAN_WORKER_STACK_MB"
 
 
 @dataclass(frozen=True)
@@ -132,19 +137,21 @@ def run_command(
     timeout: float,
     memory_mb: int | None = None,
     cpu_seconds: float | None = None,
+    stack_mb: int | None = None,
 ) -> LeanProcessResult:
     """Run one Lean command; on timeout kill its whole process group and keep partial output.
 
     ``timeout`` is wall-clock seconds; ``cpu_seconds`` (optional) limits the CPU time
     of the process itself (``RLIMIT_CPU``), which a busy machine does not run down:
-    hitting it counts as a timeout too.
+    hitting it counts as a timeout too. ``stack_mb`` sets ``RLIMIT_STACK``.
     """
     start = time.monotonic()
     try:  # OS isolation, rlimits, own process group, dies with us
         proc = isolation.spawn(list(cmd), cwd=cwd, env=env, stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE,
                                limits=isolation.ProcessLimits(memory_mb=memory_mb,
-                                                              cpu_seconds=cpu_seconds))
+                                                              cpu_seconds=cpu_seconds,
+                                                              stack_mb=stack_mb))
     except OSError as exc:
         return LeanProcessResult([], 127, stderr=f"cannot start {cmd[0]}: {exc}",
                          seconds=time.monotonic() - start)
@@ -203,12 +210,19 @@ class LeanRunner:
     def command(self, file: Path) -> tuple[list[str], Path, dict[str, str]]:
         raise NotImplementedError
 
-    def run_file(self, file: Path) -> LeanProcessResult:
+    stack_mb: int | None = None
+    """``RLIMIT_STACK`` of the Lean process (``None``: inherited)."""
+
+    def run_file(self, file: Path, timeout: float | None = None) -> LeanProcessResult:
+        """Run ``file``; ``timeout`` (default: the runner's) for this file alone."""
         cmd, cwd, env = self.command(Path(file))
+        limit = self.timeout if timeout is None else float(timeout)
         if self.cpu_timeout:
-            return run_command(cmd, cwd=cwd, env=env, timeout=self.timeout * WALL_PER_CPU,
-                               memory_mb=self.memory_mb, cpu_seconds=self.timeout)
-        return run_command(cmd, cwd=cwd, env=env, timeout=self.timeout, memory_mb=self.memory_mb)
+            return run_command(cmd, cwd=cwd, env=env, timeout=limit * WALL_PER_CPU,
+                               memory_mb=self.memory_mb, cpu_seconds=limit,
+                               stack_mb=self.stack_mb)
+        return run_command(cmd, cwd=cwd, env=env, timeout=limit, memory_mb=self.memory_mb,
+                           stack_mb=self.stack_mb)
 
     def identity(self) -> str:
         """Distinguishes runners in result caches (a different Lean may answer differently)."""
@@ -282,6 +296,15 @@ class WasmRunner(LeanRunner):
     accepts_mathlib = False
     cpu_timeout = True  # a 2-core machine shared with other work must not time files out
 
+    # lean.js recurses once per command, on node's main thread and in a worker
+    # (measured: a file of about 3,600 commands overflowed node's default 984 KB
+    # main stack; with 7 MB there, one of 5,800 overflowed a worker's default 4 MB;
+    # with both raised, 20,000 commands ran, at the same 3.7 GB of memory).
+    stack_mb = 64
+    """``RLIMIT_STACK``: how far node's main thread may grow (V8 is told three quarters)."""
+    worker_stack_mb = 256
+    """Stack of each of Lean's threads (node Workers; reserved, touched only as used)."""
+
     def __init__(
         self,
         *,
@@ -333,16 +356,28 @@ class WasmRunner(LeanRunner):
         inst = self.install()
         env = dict(os.environ)
         env["LEAN_PATH"] = str(wasm_setup.find_lean_path(inst.lib_dir))
-        return [str(inst.node), str(inst.lean_js), "--json", file.name], file.parent, env
+        env[WORKER_STACK_ENV] = str(self.worker_stack_mb)
+        node_flags = [f"--stack-size={self.v8_stack_kb()}", "--require", str(WORKER_PRELOAD)]
+        return ([str(inst.node), *node_flags, str(inst.lean_js), "--json", file.name],
+                file.parent, env)
 
-    def run_file(self, file: Path) -> LeanProcessResult:
+    def v8_stack_kb(self) -> int:
+        """node's ``--stack-size``: inside the stack the process will get (past it, node
+        would segfault instead of reporting the overflow)."""
+        hard = resource.getrlimit(resource.RLIMIT_STACK)[1]
+        room = self.stack_mb * 1024
+        if hard != resource.RLIM_INFINITY:
+            room = min(room, hard // 1024)
+        return max(984, room * 3 // 4)
+
+    def run_file(self, file: Path, timeout: float | None = None) -> LeanProcessResult:
         """Run ``file`` (copied under /tmp first if the module could not see it)."""
         copy: Path | None = None
         if not wasm_setup.is_visible(Path(file)):
             copy = self.work_dir() / Path(file).name
             shutil.copyfile(file, copy)
         try:
-            return super().run_file(copy or file)
+            return super().run_file(copy or file, timeout)
         except wasm_setup.WasmSetupError as exc:  # a result, not an exception
             return LeanProcessResult([], 127, stderr=str(exc))
         finally:
