@@ -7,6 +7,8 @@ Ray's overhead on one node, the units Ray ran, and whether ``plus/`` and
 
     python benchmarks/bench_execution.py                              # bundled, Python
     python benchmarks/bench_execution.py src/veriscale/examples/bundled_lean --backend lean
+
+``--keep DIR`` keeps both runs (``DIR/local``, ``DIR/ray``) for their manifests.
 """
 
 from __future__ import annotations
@@ -42,11 +44,15 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("benchmark", nargs="?", type=Path,
                     default=ROOT / "src" / "veriscale" / "examples" / "bundled")
+    ap.add_argument("--keep", type=Path, default=None,
+                    help="write the two runs to KEEP/local and KEEP/ray and keep them")
     ap.add_argument("extra", nargs=argparse.REMAINDER,
                     help="further `veriscale run` options, e.g. --backend lean --tasks a,b")
     args = ap.parse_args()
+    if args.keep and any((args.keep / d).exists() for d in ("local", "ray")):
+        sys.exit(f"{args.keep}: local/ or ray/ exists already (a run there would resume)")
     with tempfile.TemporaryDirectory(prefix="bench-execution-") as tmp:
-        base = Path(tmp)
+        base = args.keep or Path(tmp)
         local = one(args.benchmark, base / "local", "local", args.extra)
         ray = one(args.benchmark, base / "ray", "ray", args.extra)
         manifest = json.loads((base / "ray" / "manifest.json").read_text())
