@@ -185,7 +185,7 @@ class ProverFile:
     toolchain: str = ""
     """The driver's ``runner.identity()`` (what the oracle cache files answers under);
     a node whose runner says otherwise refuses the unit."""
-    timeout: float | None = None  # this file's limit, for runners that take one (Lean)
+    timeout: float | None = None  # this file's limit (None: the runner's own)
 
 
 def _ready_runner(runner: Any, toolchain: str = "") -> Any:
@@ -216,7 +216,7 @@ def run_prover_file(job: ProverFile) -> Any:
         path = Path(job.runner.work_dir()) / job.name
         path.write_text(job.text, encoding="utf-8")
         try:
-            return _run_file(job.runner, path, job.timeout)
+            return job.runner.run_file(path, timeout=job.timeout)
         finally:
             if not job.keep:
                 with contextlib.suppress(OSError):
@@ -225,8 +225,4 @@ def run_prover_file(job: ProverFile) -> Any:
     with tempfile.TemporaryDirectory(prefix="veriscale-unit-") as tmp:
         path = Path(tmp) / job.name
         path.write_text(job.text, encoding="utf-8")
-        return _run_file(runner, path, job.timeout)
-
-
-def _run_file(runner: Any, path: Path, timeout: float | None) -> Any:
-    return runner.run_file(path) if timeout is None else runner.run_file(path, timeout=timeout)
+        return runner.run_file(path, timeout=job.timeout)

@@ -217,12 +217,9 @@ class LeanRunner:
         """Run ``file``; ``timeout`` (default: the runner's) for this file alone."""
         cmd, cwd, env = self.command(Path(file))
         limit = self.timeout if timeout is None else float(timeout)
-        if self.cpu_timeout:
-            return run_command(cmd, cwd=cwd, env=env, timeout=limit * WALL_PER_CPU,
-                               memory_mb=self.memory_mb, cpu_seconds=limit,
-                               stack_mb=self.stack_mb)
-        return run_command(cmd, cwd=cwd, env=env, timeout=limit, memory_mb=self.memory_mb,
-                           stack_mb=self.stack_mb)
+        wall, cpu = (limit * WALL_PER_CPU, limit) if self.cpu_timeout else (limit, None)
+        return run_command(cmd, cwd=cwd, env=env, timeout=wall, memory_mb=self.memory_mb,
+                           cpu_seconds=cpu, stack_mb=self.stack_mb)
 
     def identity(self) -> str:
         """Distinguishes runners in result caches (a different Lean may answer differently)."""
