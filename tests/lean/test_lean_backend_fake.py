@@ -484,6 +484,34 @@ def test_heartbeat_probe_climbs_budgets_with_scouts(fake_lean, tmp_path) -> None
     assert steps._heartbeat_levels() == [1000, 10000, 100000, 400000]
 
 
+def test_checks_that_cost_less_than_a_lean_start_go_with_their_scouts(fake_lean, tmp_path) -> None:
+    """Where a Lean start costs more than a unit's waiting checks would if all of them
+    ran out of the next budget (WASM: 300 s against 0.4 ms per heartbeat), they go with
+    the scouts instead of a round later; the answers are the same, in fewer rounds."""
+    from dataclasses import replace
+
+    exe, _ = fake_lean
+    inputs = [(1,), (4141,), (4141,), (4141,), (4242,)]
+    want = [Verdict.TRUE] * 5
+    scouting = _backend(exe, tmp_path, probe_heartbeats=6250, heartbeat_retries=1)
+    assert scouting.precondition_holds(_task(), None, inputs) == want
+    # 4141 scouts 50000; the rest under it; 4242 scouts 400000
+    assert scouting.stats.processes == 4
+    assert scouting.stats.extra["heartbeat_probe"] == {"exceeded": 4, "retried": 5,
+                                                       "decided_on_retry": 4, "rounds": 3}
+    cheap = _backend(exe, tmp_path, probe_heartbeats=6250, heartbeat_retries=1)
+    # 3 checks beyond the scout × 50000 heartbeats × 0.001 ms = 0.15 s, under 1 s
+    cheap.file_limits = replace(cheap.file_limits, start_seconds=1.0, heartbeat_ms=0.001)
+    assert cheap.precondition_holds(_task(), None, inputs) == want
+    assert cheap.stats.processes == 3  # all four under 50000; 4242 scouts 400000
+    assert cheap.stats.extra["heartbeat_probe"] == {"exceeded": 4, "retried": 5,
+                                                    "decided_on_retry": 4, "rounds": 2}
+    dear = _backend(exe, tmp_path, probe_heartbeats=6250, heartbeat_retries=1)
+    dear.file_limits = replace(dear.file_limits, start_seconds=0.1, heartbeat_ms=0.001)
+    assert dear.precondition_holds(_task(), None, inputs) == want
+    assert dear.stats.processes == 4  # 0.15 s of stuck checks is more than a start
+
+
 def test_the_probe_prefix_does_not_change_a_checks_kind() -> None:
     from veriscale.backends.lean.backend import _command_kind, _probed
 

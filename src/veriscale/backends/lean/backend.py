@@ -231,6 +231,15 @@ class FileLimits:
     split_checks: int = 1000
     """A round is spread over the workers only in files of at least this many checks
     (each more file costs one more Lean start)."""
+    start_seconds: float = 0.0
+    """What one more Lean file costs before its first check (the import of ``Init``)."""
+    heartbeat_ms: float = 0.0
+    """What a check that runs out of its budget costs per heartbeat (0: not measured,
+    so every climb of the heartbeat probe's budgets goes through scouts)."""
+
+    def stuck_seconds(self, checks: int, heartbeats: int) -> float | None:
+        """What ``checks`` would cost if each ran out of ``heartbeats`` (None: unknown)."""
+        return checks * heartbeats * self.heartbeat_ms / 1000 if self.heartbeat_ms else None
 
 
 # WASM: 32-bit memory (4 GB) caps a process; a file's cost is dominated by the
@@ -243,7 +252,7 @@ class FileLimits:
 # Native: no cap, but smaller files spread over more cores.
 FILE_LIMITS = {
     "wasm": FileLimits(checks=12000, units=100, peak_mb=4300, cell_budget=3000,
-                       timeout_checks=2400),
+                       timeout_checks=2400, start_seconds=300, heartbeat_ms=0.4),
     "native": FileLimits(checks=300, units=8, peak_mb=2000),
 }
 
@@ -430,7 +439,9 @@ class LeanBackend:
         all fit it, the unit's other such checks follow under that budget; if one did
         not, the scouts climb one budget more while the others wait. Checks still
         waiting when a scout exceeds ``max_heartbeats`` stay UNKNOWN (``maxHeartbeats``).
-        A specification that enumerates up to a huge ``Nat`` input (``List.range k``)
+        Where the runner's costs are measured (:class:`FileLimits`), a unit's waiting
+        checks go with its scouts while, all stuck, they would cost the round less than
+        the Lean start that waiting for the scouts' answer costs. A specification that enumerates up to a huge ``Nat`` input (``List.range k``)
         exhausts any budget: on WASM each such check took minutes at the full budget,
         and one task had 200 of them in its classify.
         """
@@ -463,11 +474,18 @@ class LeanBackend:
         retried = decided = rounds = 0
         while True:
             sent: list[tuple[tuple[str, ...], int, list[tuple[int, int]]]] = []
+            # A unit's checks go with its scouts while, all stuck, they would cost this
+            # round no more than the Lean start that waiting for the scouts costs.
+            spare = self.file_limits.start_seconds
             for unit, ats in waiting.items():
                 if unit in bulk:
                     sent.append((unit, level[unit], ats))
                 elif r and ats and level[unit] + 1 < len(levels):
-                    sent.append((unit, level[unit] + 1, ats[:r]))
+                    cost = self.file_limits.stuck_seconds(len(ats) - r,
+                                                          levels[level[unit] + 1])
+                    whole = len(ats) > r and cost is not None and cost <= spare
+                    spare -= cost if whole and cost else 0
+                    sent.append((unit, level[unit] + 1, ats if whole else ats[:r]))
             if not sent:
                 break
             batch = [job for _, lv, ats in sent for job in under(lv, ats)]
@@ -484,7 +502,7 @@ class LeanBackend:
                 # scouts are the head of the unit's sorted list, so what follows them
                 # is the rest, and the scouts that exceeded stay the smallest
                 rest = waiting[unit][len(ats):]
-                if unit in bulk:  # those that exceeded this budget send scouts higher
+                if unit in bulk or not rest:  # those that exceeded this budget scout higher
                     bulk.discard(unit)
                     waiting[unit] = over
                 elif not over:  # every scout fit: the others follow under this budget
