@@ -506,10 +506,15 @@ def test_checks_that_cost_less_than_a_lean_start_go_with_their_scouts(fake_lean,
     assert cheap.stats.processes == 3  # all four under 50000; 4242 scouts 400000
     assert cheap.stats.extra["heartbeat_probe"] == {"exceeded": 4, "retried": 5,
                                                     "decided_on_retry": 4, "rounds": 2}
-    dear = _backend(exe, tmp_path, probe_heartbeats=6250, heartbeat_retries=1)
+    dear = _backend(exe, tmp_path, probe_heartbeats=6250, heartbeat_retries=1, workers=1)
     dear.file_limits = replace(dear.file_limits, start_seconds=0.1, heartbeat_ms=0.001)
     assert dear.precondition_holds(_task(), None, inputs) == want
     assert dear.stats.processes == 4  # 0.15 s of stuck checks is more than a start
+    # ... and so that round, which could cost more than a start, uses both workers
+    wide = _backend(exe, tmp_path, probe_heartbeats=6250, heartbeat_retries=1, workers=2)
+    wide.file_limits = replace(wide.file_limits, start_seconds=0.1, heartbeat_ms=0.001)
+    assert wide.precondition_holds(_task(), None, inputs) == want
+    assert wide.stats.processes == 5  # probe, scout, the other three in 2 files, scout
 
 
 def test_the_probe_prefix_does_not_change_a_checks_kind() -> None:

@@ -490,7 +490,12 @@ class LeanBackend:
                 break
             batch = [job for _, lv, ats in sent for job in under(lv, ats)]
             rounds += 1
-            outs = iter(self._execute_round(batch, _fallback=True))
+            # Checks that may each take their whole budget: where, all stuck, they would
+            # cost more than a Lean start, the round uses every worker (one file each).
+            stuck = sum(self.file_limits.stuck_seconds(len(ats), levels[lv]) or 0.0
+                        for _, lv, ats in sent)
+            spread = bool(self.file_limits.start_seconds) and stuck > self.file_limits.start_seconds
+            outs = iter(self._execute_round(batch, _fallback=True, split=1 if spread else None))
             for unit, lv, ats in sent:
                 over = []
                 for at in ats:
@@ -524,7 +529,10 @@ class LeanBackend:
         return final
 
     def _execute_round(self, jobs: Sequence[tuple[render.Variant, list[str]]],
-                       _fallback: bool = False) -> list[list[CheckOutput]]:
+                       _fallback: bool = False,
+                       split: int | None = None) -> list[list[CheckOutput]]:
+        """One round of files; ``split``: the fewest checks a file needs before the
+        round is spread over the workers (default: the runner's ``split_checks``)."""
         results: list[list[CheckOutput | None]] = [[None] * len(cmds) for _, cmds in jobs]
         # One unit per distinct variant: checks of one task share its definitions.
         unit_of: dict[tuple[str, ...], int] = {}
@@ -538,7 +546,7 @@ class LeanBackend:
                 unit_variants.append(variant)
                 unit_checks.append([])
             unit_checks[u].extend((ji, ci, c) for ci, c in enumerate(cmds))
-        files = self._pack(unit_variants, unit_checks)
+        files = self._pack(unit_variants, unit_checks, split)
         if files:
             self._notify("planned", len(files), sum(len(i) for f in files for _, i in f))
             width = self.executor.width(self.workers, len(files))
@@ -607,7 +615,8 @@ class LeanBackend:
                 row["decided"] += got
 
     def _pack(
-        self, variants: list[render.Variant], checks: list[list[tuple[int, int, str]]]
+        self, variants: list[render.Variant], checks: list[list[tuple[int, int, str]]],
+        split: int | None = None,
     ) -> list[list[tuple[render.Variant, list[tuple[int, int, str]]]]]:
         """Split units into pieces of at most ``chunk_size`` checks, and pieces into files.
 
@@ -618,7 +627,7 @@ class LeanBackend:
         """
         total = sum(len(items) for items in checks)
         limit = balanced_size(total, self.chunk_size, self.workers,
-                              self.file_limits.split_checks)
+                              self.file_limits.split_checks if split is None else split)
         files: list[list[tuple[render.Variant, list[tuple[int, int, str]]]]] = []
         current: list[tuple[render.Variant, list[tuple[int, int, str]]]] = []
         size = 0
