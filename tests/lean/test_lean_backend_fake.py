@@ -514,7 +514,28 @@ def test_checks_that_cost_less_than_a_lean_start_go_with_their_scouts(fake_lean,
     wide = _backend(exe, tmp_path, probe_heartbeats=6250, heartbeat_retries=1, workers=2)
     wide.file_limits = replace(wide.file_limits, start_seconds=0.1, heartbeat_ms=0.001)
     assert wide.precondition_holds(_task(), None, inputs) == want
-    assert wide.stats.processes == 5  # probe, scout, the other three in 2 files, scout
+    assert wide.stats.processes == 6  # probe, scout (2 budgets, 2 files), the other three in 2, scout
+
+
+def test_scouts_try_every_budget_in_one_round_where_a_lean_start_is_dear(fake_lean, tmp_path) -> None:
+    """A check that fits no budget (4343) costs one round of scouts on WASM, not one
+    round per budget; on a runner with cheap starts (native) it climbs one at a time."""
+    from dataclasses import replace
+
+    exe, _ = fake_lean
+    inputs = [(1,), (4343,), (4343,)]
+    want = [Verdict.TRUE, Verdict.UNKNOWN, Verdict.UNKNOWN]
+    climbing = _backend(exe, tmp_path, probe_heartbeats=6250, heartbeat_retries=1, workers=1)
+    assert climbing.precondition_holds(_task(), None, inputs) == want
+    assert climbing.stats.extra["heartbeat_probe"]["rounds"] == 2  # 50000, then 400000
+    dear = _backend(exe, tmp_path, probe_heartbeats=6250, heartbeat_retries=1, workers=1)
+    dear.file_limits = replace(dear.file_limits, start_seconds=300.0, heartbeat_ms=0.4)
+    assert dear.precondition_holds(_task(), None, inputs) == want
+    assert dear.stats.processes == 2
+    assert dear.stats.extra["heartbeat_probe"] == {"exceeded": 2, "retried": 2,
+                                                   "decided_on_retry": 0, "rounds": 1}
+    (c,) = dear.classify(_task(), [(4343,)])
+    assert c.label == Label.UNKNOWN and "maxHeartbeats" in c.detail
 
 
 def test_the_probe_prefix_does_not_change_a_checks_kind() -> None:

@@ -435,14 +435,11 @@ class LeanBackend:
 
         With a heartbeat probe, every command first runs under ``probe_heartbeats``.
         Of those that exceed it, the ``heartbeat_retries`` smallest of each unit (the
-        scouts) run again under the next budget of :meth:`_heartbeat_levels`. If they
-        all fit it, the unit's other such checks follow under that budget; if one did
-        not, the scouts climb one budget more while the others wait. Checks still
-        waiting when a scout exceeds ``max_heartbeats`` stay UNKNOWN (``maxHeartbeats``).
-        Where the runner's costs are measured (:class:`FileLimits`), a unit's waiting
-        checks go with its scouts while, all stuck, they would cost the round less than
-        the Lean start that waiting for the scouts' answer costs. A specification that enumerates up to a huge ``Nat`` input (``List.range k``)
-        exhausts any budget: on WASM each such check took minutes at the full budget,
+        scouts) run again under larger budgets of :meth:`_heartbeat_levels` (see
+        :meth:`_climb`). If they all fit one, the unit's other such checks follow under
+        it; if one does not fit even ``max_heartbeats``, the others stay UNKNOWN
+        (``maxHeartbeats``). A specification that enumerates up to a huge ``Nat`` input
+        (``List.range k``) exhausts any budget: on WASM each such check took minutes at the full budget,
         and one task had 200 of them in its classify.
         """
         probe = (not _fallback and 0 < self.probe_heartbeats < self.max_heartbeats)
@@ -450,83 +447,113 @@ class LeanBackend:
             return self._execute_round(jobs, _fallback)
         levels = self._heartbeat_levels()
 
-        def under(level: int, ats: list[tuple[int, int]]) -> list[tuple[render.Variant, list[str]]]:
-            budget = levels[level]
-            return [(jobs[ji][0], [jobs[ji][1][ci] if budget >= self.max_heartbeats
-                                   else _probed(jobs[ji][1][ci], budget)]) for ji, ci in ats]
-
         final = self._execute_round(
             [(v, [_probed(c, levels[0]) for c in cmds]) for v, cmds in jobs], _fallback=True)
-        # Per unit: the checks that exceeded a budget (smallest first), the index of
-        # the largest budget they exceeded, and whether the next round sends them
-        # all (after scouts fit the next budget) or only the scouts.
-        waiting: dict[tuple[str, ...], list[tuple[int, int]]] = {}
-        for ji, (variant, cmds) in enumerate(jobs):
-            for ci in range(len(cmds)):
-                if _exceeded_heartbeats(final[ji][ci]):
-                    waiting.setdefault(variant.key, []).append((ji, ci))
-        for ats in waiting.values():
-            ats.sort(key=lambda a: (len(jobs[a[0]][1][a[1]]), a))
-        exceeded = sum(len(v) for v in waiting.values())
-        level = dict.fromkeys(waiting, 0)
-        bulk: set[tuple[str, ...]] = set()
-        r = self.heartbeat_retries
-        retried = decided = rounds = 0
-        while True:
-            sent: list[tuple[tuple[str, ...], int, list[tuple[int, int]]]] = []
-            # A unit's checks go with its scouts while, all stuck, they would cost this
-            # round no more than the Lean start that waiting for the scouts costs.
-            spare = self.file_limits.start_seconds
-            for unit, ats in waiting.items():
-                if unit in bulk:
-                    sent.append((unit, level[unit], ats))
-                elif r and ats and level[unit] + 1 < len(levels):
-                    cost = self.file_limits.stuck_seconds(len(ats) - r,
-                                                          levels[level[unit] + 1])
-                    whole = len(ats) > r and cost is not None and cost <= spare
-                    spare -= cost if whole and cost else 0
-                    sent.append((unit, level[unit] + 1, ats if whole else ats[:r]))
-            if not sent:
-                break
-            batch = [job for _, lv, ats in sent for job in under(lv, ats)]
-            rounds += 1
-            # Checks that may each take their whole budget: where, all stuck, they would
-            # cost more than a Lean start, the round uses every worker (one file each).
-            stuck = sum(self.file_limits.stuck_seconds(len(ats), levels[lv]) or 0.0
-                        for _, lv, ats in sent)
-            spread = bool(self.file_limits.start_seconds) and stuck > self.file_limits.start_seconds
-            outs = iter(self._execute_round(batch, _fallback=True, split=1 if spread else None))
-            for unit, lv, ats in sent:
-                over = []
-                for at in ats:
-                    (final[at[0]][at[1]],) = next(outs)
-                    if _exceeded_heartbeats(final[at[0]][at[1]]):
-                        over.append(at)
-                retried += len(ats)
-                decided += len(ats) - len(over)
-                # scouts are the head of the unit's sorted list, so what follows them
-                # is the rest, and the scouts that exceeded stay the smallest
-                rest = waiting[unit][len(ats):]
-                if unit in bulk or not rest:  # those that exceeded this budget scout higher
-                    bulk.discard(unit)
-                    waiting[unit] = over
-                elif not over:  # every scout fit: the others follow under this budget
-                    bulk.add(unit)
-                    waiting[unit] = rest
-                else:  # a scout did not fit: the scouts climb, the others wait
-                    waiting[unit] = over + rest
-                level[unit] = lv
+        counts = self._climb(jobs, final, levels)
         with self._lock:
             hp = self.stats.extra.setdefault(
                 "heartbeat_probe",
                 {"exceeded": 0, "retried": 0, "decided_on_retry": 0, "rounds": 0})
-            hp["exceeded"] += exceeded
-            hp["retried"] += retried
-            hp["decided_on_retry"] += decided
-            hp["rounds"] += rounds  # each a Lean process at least
+            for k, v in counts.items():
+                hp[k] += v  # rounds: each a Lean process at least
         if self.kernel:
             self._kernel_decide(jobs, final)
         return final
+
+    def _climb(self, jobs: Sequence[tuple[render.Variant, list[str]]],
+               final: list[list[CheckOutput]], levels: list[int]) -> dict[str, int]:
+        """The heartbeat ladder after the probe round (see :meth:`_execute`): retry the
+        checks of ``final`` that exceeded ``levels[0]``, in place; returns its counts.
+
+        Each waiting check knows the largest budget it exceeded. Where the runner's
+        costs are measured (:class:`FileLimits`; WASM, where a Lean start costs 300 s
+        and a check stuck under 16,000 heartbeats 6 s), a unit's scouts try every larger
+        budget in one round, and its other checks go with them under the next budget
+        while, all stuck, they would cost the round less than a Lean start; such a round
+        that could cost more than a start is spread over the workers. Elsewhere (native:
+        starts are cheap) scouts climb one budget per round and the others wait.
+        """
+        top = len(levels) - 1
+        r = self.heartbeat_retries
+        limits = self.file_limits
+        every_level = measured = bool(limits.start_seconds and limits.heartbeat_ms)
+
+        def cost(sends: list[tuple[tuple[int, int], int]]) -> float:
+            return sum(limits.stuck_seconds(1, levels[lv]) or 0.0 for _, lv in sends)
+
+        def command(at: tuple[int, int], lv: int) -> tuple[render.Variant, list[str]]:
+            (ji, ci), budget = at, levels[lv]
+            cmd = jobs[ji][1][ci]
+            return jobs[ji][0], [cmd if budget >= self.max_heartbeats else _probed(cmd, budget)]
+
+        # per unit: [check, lo] shortest command first; the budget its scouts all fit
+        waiting: dict[tuple[str, ...], list[list[Any]]] = {}
+        for ji, (variant, cmds) in enumerate(jobs):
+            for ci in range(len(cmds)):
+                if _exceeded_heartbeats(final[ji][ci]):
+                    waiting.setdefault(variant.key, []).append([(ji, ci), 0])
+        for ws in waiting.values():
+            ws.sort(key=lambda w: (len(jobs[w[0][0]][1][w[0][1]]), w[0]))
+        counts = {"exceeded": sum(len(ws) for ws in waiting.values()), "retried": 0,
+                  "decided_on_retry": 0, "rounds": 0}
+        fit: dict[tuple[str, ...], int] = {}
+        while True:
+            sends: list[tuple[tuple[int, int], int]] = []
+            scouting: dict[tuple[str, ...], list[tuple[int, int]]] = {}
+            spare = limits.start_seconds
+            for unit, ws in waiting.items():
+                if unit in fit:  # its scouts fit: the others follow under that budget
+                    bulk = [(w[0], fit[unit]) for w in ws if w[1] < fit[unit]]
+                    del fit[unit]
+                    if bulk:
+                        sends += bulk
+                        continue
+                if not (r and ws):
+                    continue
+                scouts = ws[:r]
+                scouting[unit] = [w[0] for w in scouts]
+                if every_level:
+                    sends += [(w[0], lv) for w in scouts for lv in range(w[1] + 1, top + 1)]
+                else:
+                    lv = max(w[1] for w in scouts) + 1
+                    sends += [(w[0], lv) for w in scouts]
+                # the others go with the scouts while, all stuck, they would cost this
+                # round no more than the Lean start that waiting for the scouts costs
+                rest = [(w[0], w[1] + 1) for w in ws[r:]]
+                if rest and measured and cost(rest) <= spare:
+                    spare -= cost(rest)
+                    sends += rest
+            if not sends:
+                return counts
+            counts["rounds"] += 1
+            # Where, all stuck, the round would cost more than a Lean start, it uses
+            # every worker (the other cores idle during it otherwise).
+            spread = measured and cost(sends) > limits.start_seconds
+            outs = self._execute_round([command(at, lv) for at, lv in sends], _fallback=True,
+                                       split=1 if spread else None)
+            fitted: dict[tuple[int, int], int] = {}
+            tried: dict[tuple[int, int], int] = {}
+            for (at, lv), (out,) in zip(sends, outs, strict=True):
+                tried[at] = max(tried.get(at, -1), lv)
+                if _exceeded_heartbeats(out):
+                    if at not in fitted and lv == tried[at]:
+                        final[at[0]][at[1]] = out
+                elif lv < fitted.get(at, top + 1):
+                    fitted[at] = lv
+                    final[at[0]][at[1]] = out
+            counts["retried"] += len(tried)
+            counts["decided_on_retry"] += len(fitted)
+            for unit, ws in waiting.items():
+                for w in ws:
+                    if w[0] in tried and w[0] not in fitted:
+                        w[1] = tried[w[0]]
+                scouts = scouting.get(unit, [])
+                if scouts and all(at in fitted for at in scouts):
+                    fit[unit] = max(fitted[at] for at in scouts)
+                # a scout that exceeded the full budget: the others would too
+                gave_up = any(at not in fitted and tried[at] == top for at in scouts)
+                waiting[unit] = [] if gave_up else [w for w in ws
+                                                     if w[0] not in fitted and w[1] < top]
 
     def _execute_round(self, jobs: Sequence[tuple[render.Variant, list[str]]],
                        _fallback: bool = False,
