@@ -47,11 +47,15 @@ def test_native_command_construction(tmp_path: Path) -> None:
     f.write_text("")
     plain = NativeRunner(lean_path="/opt/lean/bin/lean")
     cmd, cwd, _ = plain.command(f)
-    assert cmd == ["/opt/lean/bin/lean", "--json", str(f.resolve())] and cwd == tmp_path
+    # Lean's cap of 100 errors per file is lifted on the command line (a file's own
+    # set_option does not reach it), before the file's name
+    assert cmd == ["/opt/lean/bin/lean", "-DmaxErrors=1000000", "--json", str(f.resolve())]
+    assert cwd == tmp_path
     assert not plain.accepts_mathlib and not plain.supports_plausible
     proj = NativeRunner(project_dir=tmp_path / "proj")
     cmd, cwd, _ = proj.command(f)
-    assert cmd[:4] == ["lake", "env", "lean", "--json"] and cwd == tmp_path / "proj"
+    assert cmd[:5] == ["lake", "env", "lean", "-DmaxErrors=1000000", "--json"]
+    assert cwd == tmp_path / "proj"
     assert proj.accepts_mathlib and proj.supports_plausible
 
 
@@ -234,7 +238,7 @@ def test_wasm_command_gives_node_and_lean_threads_room(tmp_path: Path) -> None:
     at = cmd.index("--require")
     assert Path(cmd[at + 1]) == WORKER_PRELOAD and WORKER_PRELOAD.exists()
     assert cmd.index(flag) < at < cmd.index(str(runner.install().lean_js))
-    assert cmd[-2:] == ["--json", "a.lean"] and cwd == tmp_path
+    assert cmd[-3:] == ["-DmaxErrors=1000000", "--json", "a.lean"] and cwd == tmp_path
     assert env[WORKER_STACK_ENV] == str(runner.worker_stack_mb)
 
 

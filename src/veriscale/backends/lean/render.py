@@ -518,7 +518,6 @@ def layout_file(
     dropped = [m for m in wanted if m not in keep]
     w = _Writer()
     head = [f"import {m}" for m in keep] + [
-        "set_option maxErrors 100000",
         f"set_option maxHeartbeats {int(max_heartbeats)}",
         "set_option format.width 100000000",
         "set_option linter.unusedVariables false",

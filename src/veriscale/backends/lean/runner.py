@@ -32,6 +32,11 @@ WORKER_PRELOAD = Path(__file__).with_name("wasm_threads.cjs")
 """Loaded into node before ``lean.js``: gives Lean's threads ``worker_stack_mb`` of stack."""
 WORKER_STACK_ENV = "VERISCALE_LEAN_WORKER_STACK_MB"
 
+# Lean stops a file at its 100th error (``maxErrors``, read from the command line:
+# a ``set_option`` in the file does not reach the frontend's count). A file of
+# thousands of checks has more: ill-typed candidates, checks over the heartbeat probe.
+LEAN_OPTIONS = ("-DmaxErrors=1000000",)
+
 
 @dataclass(frozen=True)
 class LeanMessage:
@@ -260,9 +265,9 @@ class NativeRunner(LeanRunner):
     def command(self, file: Path) -> tuple[list[str], Path, dict[str, str]]:
         env = dict(os.environ)
         if self.project_dir is not None:
-            return ([self.lake_path, "env", self.lean_path, "--json", str(file.resolve())],
-                    self.project_dir, env)
-        return [self.lean_path, "--json", str(file.resolve())], file.parent, env
+            return ([self.lake_path, "env", self.lean_path, *LEAN_OPTIONS, "--json",
+                     str(file.resolve())], self.project_dir, env)
+        return [self.lean_path, *LEAN_OPTIONS, "--json", str(file.resolve())], file.parent, env
 
     def available(self) -> bool:
         exe = self.lake_path if self.project_dir else self.lean_path
@@ -355,8 +360,8 @@ class WasmRunner(LeanRunner):
         env["LEAN_PATH"] = str(wasm_setup.find_lean_path(inst.lib_dir))
         env[WORKER_STACK_ENV] = str(self.worker_stack_mb)
         node_flags = [f"--stack-size={self.v8_stack_kb()}", "--require", str(WORKER_PRELOAD)]
-        return ([str(inst.node), *node_flags, str(inst.lean_js), "--json", file.name],
-                file.parent, env)
+        return ([str(inst.node), *node_flags, str(inst.lean_js), *LEAN_OPTIONS, "--json",
+                 file.name], file.parent, env)
 
     def v8_stack_kb(self) -> int:
         """node's ``--stack-size``: inside the stack the process will get (past it, node
