@@ -476,7 +476,7 @@ class LeanBackend:
         top = len(levels) - 1
         r = self.heartbeat_retries
         limits = self.file_limits
-        every_level = measured = bool(limits.start_seconds and limits.heartbeat_ms)
+        measured = bool(limits.start_seconds and limits.heartbeat_ms)  # WASM
 
         def cost(sends: list[tuple[tuple[int, int], int]]) -> float:
             return sum(limits.stuck_seconds(1, levels[lv]) or 0.0 for _, lv in sends)
@@ -512,7 +512,7 @@ class LeanBackend:
                     continue
                 scouts = ws[:r]
                 scouting[unit] = [w[0] for w in scouts]
-                if every_level:
+                if measured:
                     sends += [(w[0], lv) for w in scouts for lv in range(w[1] + 1, top + 1)]
                 else:
                     lv = max(w[1] for w in scouts) + 1
