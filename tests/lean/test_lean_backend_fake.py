@@ -504,7 +504,8 @@ def test_checks_that_cost_less_than_a_lean_start_go_with_their_scouts(fake_lean,
     cheap.file_limits = replace(cheap.file_limits, start_seconds=1.0, heartbeat_ms=0.001)
     assert cheap.precondition_holds(_task(), None, inputs) == want
     assert cheap.stats.processes == 3  # all four under 50000; 4242 scouts 400000
-    assert cheap.stats.extra["heartbeat_probe"] == {"exceeded": 4, "retried": 5,
+    # retried counts commands: the scout tried 2 budgets, then 3 others, then 4242 once
+    assert cheap.stats.extra["heartbeat_probe"] == {"exceeded": 4, "retried": 6,
                                                     "decided_on_retry": 4, "rounds": 2}
     dear = _backend(exe, tmp_path, probe_heartbeats=6250, heartbeat_retries=1, workers=1)
     dear.file_limits = replace(dear.file_limits, start_seconds=0.1, heartbeat_ms=0.001)
@@ -532,7 +533,7 @@ def test_scouts_try_every_budget_in_one_round_where_a_lean_start_is_dear(fake_le
     dear.file_limits = replace(dear.file_limits, start_seconds=300.0, heartbeat_ms=0.4)
     assert dear.precondition_holds(_task(), None, inputs) == want
     assert dear.stats.processes == 2
-    assert dear.stats.extra["heartbeat_probe"] == {"exceeded": 2, "retried": 2,
+    assert dear.stats.extra["heartbeat_probe"] == {"exceeded": 2, "retried": 3,
                                                    "decided_on_retry": 0, "rounds": 1}
     (c,) = dear.classify(_task(), [(4343,)])
     assert c.label == Label.UNKNOWN and "maxHeartbeats" in c.detail

@@ -541,7 +541,7 @@ class LeanBackend:
                 elif lv < fitted.get(at, top + 1):
                     fitted[at] = lv
                     final[at[0]][at[1]] = out
-            counts["retried"] += len(tried)
+            counts["retried"] += len(sends)  # commands: a scout may try several budgets
             counts["decided_on_retry"] += len(fitted)
             for unit, ws in waiting.items():
                 for w in ws:
