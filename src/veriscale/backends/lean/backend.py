@@ -237,9 +237,14 @@ class FileLimits:
     """What a check that runs out of its budget costs per heartbeat (0: not measured,
     so every climb of the heartbeat probe's budgets goes through scouts)."""
 
-    def stuck_seconds(self, checks: int, heartbeats: int) -> float | None:
-        """What ``checks`` would cost if each ran out of ``heartbeats`` (None: unknown)."""
-        return checks * heartbeats * self.heartbeat_ms / 1000 if self.heartbeat_ms else None
+    @property
+    def measured(self) -> bool:
+        """Are both costs known (WASM)? Only then does the heartbeat ladder weigh them."""
+        return bool(self.start_seconds and self.heartbeat_ms)
+
+    def stuck_seconds(self, heartbeats: int) -> float:
+        """What one check costs if it runs out of ``heartbeats``."""
+        return heartbeats * self.heartbeat_ms / 1000
 
 
 # WASM: 32-bit memory (4 GB) caps a process; a file's cost is dominated by the
@@ -438,9 +443,9 @@ class LeanBackend:
         scouts) run again under larger budgets of :meth:`_heartbeat_levels` (see
         :meth:`_climb`). If they all fit one, the unit's other such checks follow under
         it; if one does not fit even ``max_heartbeats``, the others stay UNKNOWN
-        (``maxHeartbeats``). A specification that enumerates up to a huge ``Nat`` input
-        (``List.range k``) exhausts any budget: on WASM each such check took minutes at the full budget,
-        and one task had 200 of them in its classify.
+        (``maxHeartbeats``). A specification that enumerates up to a huge ``Nat``
+        input (``List.range k``) exhausts any budget: on WASM each such check took
+        minutes at the full budget, and one task had 200 of them in its classify.
         """
         probe = (not _fallback and 0 < self.probe_heartbeats < self.max_heartbeats)
         if not probe:
@@ -476,10 +481,10 @@ class LeanBackend:
         top = len(levels) - 1
         r = self.heartbeat_retries
         limits = self.file_limits
-        measured = bool(limits.start_seconds and limits.heartbeat_ms)  # WASM
+        measured = limits.measured
 
         def cost(sends: list[tuple[tuple[int, int], int]]) -> float:
-            return sum(limits.stuck_seconds(1, levels[lv]) or 0.0 for _, lv in sends)
+            return sum(limits.stuck_seconds(levels[lv]) for _, lv in sends)
 
         def command(at: tuple[int, int], lv: int) -> tuple[render.Variant, list[str]]:
             (ji, ci), budget = at, levels[lv]
@@ -520,8 +525,8 @@ class LeanBackend:
                 # the others go with the scouts while, all stuck, they would cost this
                 # round no more than the Lean start that waiting for the scouts costs
                 rest = [(w[0], w[1] + 1) for w in ws[r:]]
-                if rest and measured and cost(rest) <= spare:
-                    spare -= cost(rest)
+                if rest and measured and (dear := cost(rest)) <= spare:
+                    spare -= dear
                     sends += rest
             if not sends:
                 return counts
@@ -533,10 +538,11 @@ class LeanBackend:
                                        split=1 if spread else None)
             fitted: dict[tuple[int, int], int] = {}
             tried: dict[tuple[int, int], int] = {}
+            # a check's sends are in rising budgets: the last one it exceeded is kept
             for (at, lv), (out,) in zip(sends, outs, strict=True):
-                tried[at] = max(tried.get(at, -1), lv)
+                tried[at] = lv
                 if _exceeded_heartbeats(out):
-                    if at not in fitted and lv == tried[at]:
+                    if at not in fitted:
                         final[at[0]][at[1]] = out
                 elif lv < fitted.get(at, top + 1):
                     fitted[at] = lv
