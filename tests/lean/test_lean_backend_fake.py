@@ -24,7 +24,7 @@ from veriscale.backends.registry import make_backend
 from veriscale.benchmark.model import ExpectedPair, LeanSections, Signature, Task
 
 FAKE = r'''
-import json, re, sys, time
+import json, os, re, sys, time
 path = sys.argv[-1]
 open(LOG, "a").write(path + "\n")
 lines = open(path).read().splitlines()
@@ -60,6 +60,13 @@ for i, line in enumerate(lines, 1):
             time.sleep(60)
         if x == 77:  # dies quietly with an ordinary exit status, like the WASM module
             sys.exit(1)
+        if x == 88:  # true once whoever watches the run has heard of the checks before it
+            waited = 0.0
+            while not os.path.exists(LOG + ".go") and waited < 20:
+                time.sleep(0.05)
+                waited += 0.05
+            say(i, str(os.path.exists(LOG + ".go")).lower())
+            continue
         if x == 13:
             say(i, "failed to synthesize\n  Decidable (F_precond 13)", "error")
             continue
@@ -559,3 +566,36 @@ def test_a_file_larger_than_the_timeout_was_sized_for_gets_longer(tmp_path) -> N
     assert be.file_limits.timeout_checks == 2400 and be.file_limits.checks >= 12000
     assert be._file_timeout(2400) is None and be._file_timeout(100) is None
     assert be._file_timeout(4800) == 200.0 and be._file_timeout(12000) == 500.0
+
+
+def test_progress_hears_of_checks_while_lean_runs(fake_lean, tmp_path) -> None:
+    """Lean reports each command as it finishes; a display hears of the checks a
+    running file has got past, not only of finished files (a WASM file of thousands
+    of checks runs for many minutes)."""
+    exe, log = fake_lean
+    be = _backend(exe, tmp_path)
+    events: list[tuple[str, int, int]] = []
+
+    def hook(event: str, files: int, checks: int) -> None:
+        events.append((event, files, checks))
+        if event == "checks":
+            Path(str(log) + ".go").touch()
+
+    be.progress = hook
+    got = be.precondition_holds(_task(), None, [(1,), (2,), (88,), (3,)])
+    assert got == [Verdict.TRUE] * 4  # 88 saw the display hear of 1 and 2 first
+    kinds = [e for e, _, _ in events]
+    assert kinds[0] == "planned" and kinds[-1] == "done" and "checks" in kinds
+    assert sum(c for e, _, c in events if e != "planned") == events[0][2] == 4
+    assert sum(f for e, f, _ in events if e != "planned") == events[0][1] == 1
+
+
+def test_a_retried_file_never_counts_a_check_twice(fake_lean, tmp_path) -> None:
+    exe, _ = fake_lean
+    be = _backend(exe, tmp_path)
+    events: list[tuple[str, int, int]] = []
+    be.progress = lambda e, f, c: events.append((e, f, c))
+    be.precondition_holds(_task(), None, [(1,), (77,), (2,), (3,)])  # Lean dies at 77
+    planned = sum(c for e, _, c in events if e == "planned")
+    assert sum(c for e, _, c in events if e != "planned") == planned
+    assert all(c > 0 for e, _, c in events if e == "checks")

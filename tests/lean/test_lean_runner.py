@@ -276,3 +276,58 @@ def test_a_file_may_get_its_own_timeout(tmp_path: Path) -> None:
     f.write_text("")
     res = NativeRunner(lean_path=str(fake), timeout=60).run_file(f, timeout=1)
     assert res.timed_out and res.seconds < 20
+
+
+def test_on_line_hears_each_message_as_lean_prints_it(tmp_path: Path) -> None:
+    """Lean waits until the caller has heard of its first message: output is read
+    as Lean prints it, not when Lean exits."""
+    go = tmp_path / "go"
+    fake = _script(tmp_path / "lean", f"""
+import json, os, time
+def say(line, text):
+    print(json.dumps({{"severity": "information", "data": text, "pos": {{"line": line,
+                                                                      "column": 0}}}}),
+          flush=True)
+print("[DEBUG:A] banner", flush=True)
+say(3, "first")
+for _ in range(400):
+    if os.path.exists({str(go)!r}):
+        break
+    time.sleep(0.05)
+say(2, "earlier line")
+say(7, "heard" if os.path.exists({str(go)!r}) else "not heard")
+""")
+    heard: list[int] = []
+
+    def on_line(line: int) -> None:
+        heard.append(line)
+        go.touch()
+
+    res = run_command([str(fake), "--json", "x"], cwd=tmp_path, env=None, timeout=60,
+                      on_line=on_line)
+    assert res.returncode == 0 and not res.timed_out
+    assert heard == [3, 7]  # told only when the furthest line grows
+    assert [m.text for m in res.messages] == ["first", "earlier line", "heard"]
+
+
+def test_on_line_with_a_timeout_keeps_partial_messages(tmp_path: Path) -> None:
+    fake = _script(tmp_path / "lean", f"""
+import time
+print({_msg(4, "true")!r}, flush=True)
+time.sleep(30)
+""")
+    heard: list[int] = []
+    res = run_command([str(fake), "--json", "x"], cwd=tmp_path, env=None, timeout=2,
+                      on_line=heard.append)
+    assert res.timed_out and res.returncode is None and res.seconds < 20
+    assert heard == [4] and [m.text for m in res.messages] == ["true"]
+
+
+def test_a_failing_on_line_never_breaks_the_run(tmp_path: Path) -> None:
+    fake = _script(tmp_path / "lean", f"print({_msg(1, 'true')!r})\n")
+
+    def broken(line: int) -> None:
+        raise RuntimeError("display gone")
+
+    res = run_command([str(fake)], cwd=tmp_path, env=None, timeout=30, on_line=broken)
+    assert res.returncode == 0 and [m.text for m in res.messages] == ["true"]

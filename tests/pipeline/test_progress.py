@@ -49,6 +49,23 @@ def test_file_progress_prints_plain_lines_when_not_a_terminal() -> None:
     assert "elapsed, about" not in shown.getvalue()  # a terminal has the bar instead
 
 
+def test_checks_inside_a_running_file_advance_without_finishing_it() -> None:
+    out = io.StringIO()
+    console = Console(file=out, force_terminal=False, width=100)
+    with Progress(console=console, auto_refresh=False, transient=True) as progress:
+        bar = FileProgress(progress, "classify", plain_every=0)
+        bar.label = "  lean"
+        bar.update("planned", 1, 1000)
+        bar.update("checks", 0, 400)  # Lean got past 400 checks of its one file
+        (task,) = progress.tasks
+        assert (bar.files_done, bar.checks_done, task.completed) == (0, 400, 400)
+        bar.update("done", 1, 600)
+        assert (bar.files_done, bar.checks_done, task.completed) == (1, 1000, 1000)
+    lines = [x for x in out.getvalue().splitlines() if x.strip()]
+    assert lines[0].startswith("  classify: lean files 0/1, checks 400/1,000")
+    assert lines[-1].startswith("  classify: lean files 1/1, checks 1,000/1,000")
+
+
 def test_stage_titles_do_not_wrap_when_not_a_terminal(bundled_dir: Path, tmp_path: Path) -> None:
     out = io.StringIO()
     console = Console(file=out, width=80, force_terminal=False)

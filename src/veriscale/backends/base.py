@@ -206,8 +206,9 @@ def hint(backend: Any, name: str) -> Any:
 
 ProgressHook = Callable[[str, int, int], None]
 """A prover backend's ``progress`` attribute, when a display sets it: called with
-``("planned", files, checks)`` when a round is packed and ``("done", 1, checks)``
-as each file finishes."""
+``("planned", files, checks)`` when a round is packed, ``("checks", 0, checks)`` as a
+running file gets past more of its checks (where the prover reports as it goes), and
+``("done", 1, checks)`` with the rest of a file's checks as it finishes."""
 
 
 def notify_progress(hook: ProgressHook | None, event: str, files: int, checks: int) -> None:

@@ -22,8 +22,8 @@ import contextlib
 import socket
 import tempfile
 import threading
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -186,6 +186,9 @@ class ProverFile:
     """The driver's ``runner.identity()`` (what the oracle cache files answers under);
     a node whose runner says otherwise refuses the unit."""
     timeout: float | None = None  # this file's limit (None: the runner's own)
+    on_line: Callable[[int], None] | None = field(default=None, compare=False)
+    """Told how far the prover's messages got while it runs (live progress); local
+    runs only: a remote unit reports when it is done."""
 
 
 def _ready_runner(runner: Any, toolchain: str = "") -> Any:
@@ -216,7 +219,9 @@ def run_prover_file(job: ProverFile) -> Any:
         path = Path(job.runner.work_dir()) / job.name
         path.write_text(job.text, encoding="utf-8")
         try:
-            return job.runner.run_file(path, timeout=job.timeout)
+            if job.on_line is None:
+                return job.runner.run_file(path, timeout=job.timeout)
+            return job.runner.run_file(path, timeout=job.timeout, on_line=job.on_line)
         finally:
             if not job.keep:
                 with contextlib.suppress(OSError):

@@ -93,9 +93,11 @@ class FileProgress:
 
     Totals grow as rounds are packed (a stage's later rounds depend on earlier
     answers), so the time-left estimate is for the work known at that moment.
-    Where the console is not a terminal (a log file, CI) no bar is drawn, so a
-    finished file prints a plain line instead, at most one per ``plain_every``
-    seconds (and always the stage's last).
+    Checks count as a prover gets past them, inside a running file where it
+    reports as it goes (Lean), else when the file finishes. Where the console is
+    not a terminal (a log file, CI) no bar is drawn, so progress prints a plain
+    line instead, at most one per ``plain_every`` seconds (and always the stage's
+    last file).
     """
 
     def __init__(self, progress: Progress, stage: str = "", plain_every: float = 30.0) -> None:
@@ -120,18 +122,18 @@ class FileProgress:
                 self.files_total += files
                 self.checks_total += checks
                 self.progress.update(self.task, total=self.checks_total)
-            else:
+            else:  # "done" (a file and its last checks) or "checks" (inside a running file)
                 self.files_done += files
                 self.checks_done += checks
                 self.progress.update(self.task, advance=checks)
-                self._plain_line()
+                self._plain_line(finished=event == "done")
             self.progress.update(
                 self.task, description=f"checks; files {self.files_done}/{self.files_total}")
 
-    def _plain_line(self) -> None:
+    def _plain_line(self, finished: bool) -> None:
         console = self.progress.console
         now = time.monotonic()
-        last = self.files_done >= self.files_total
+        last = finished and self.files_done >= self.files_total
         if console.is_terminal or (now - self._last_line < self.plain_every and not last):
             return
         self._last_line = now

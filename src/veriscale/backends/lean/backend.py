@@ -40,6 +40,7 @@ candidate) share one namespace and one elaboration of its definitions.
 
 from __future__ import annotations
 
+import bisect
 import logging
 import os
 import re
@@ -68,7 +69,7 @@ from veriscale.backends.lean.literal import parse_lean
 from veriscale.backends.lean.runner import LeanMessage, LeanProcessResult, LeanRunner, make_runner
 from veriscale.backends.lean.safety import check_imports, check_untrusted_lean
 from veriscale.benchmark.model import Input, Task
-from veriscale.execution import Executor, LocalExecutor, Resources, UnitFailure
+from veriscale.execution import Executor, LocalExecutor, Resources, UnitFailure, is_remote
 from veriscale.execution.units import ProverFile, run_prover_file
 
 log = logging.getLogger(__name__)
@@ -325,6 +326,45 @@ def _cmd(i: int) -> tuple[str, int]:
 
 def _done(result: Any) -> tuple[str, Any]:
     return ("done", result)
+
+
+class _LiveCount:
+    """The checks of one file that Lean has got past while it still runs.
+
+    Lean reports each command as it finishes, so the furthest line it has reported
+    says how many of the file's checks are behind it. The display hears of them as
+    ``("checks", 0, n)``; the file's ``("done", 1, n)`` then brings the rest (a file
+    retried after a crash never counts a check twice, nor more than it holds).
+    """
+
+    def __init__(self, planned: int, notify: Callable[[str, int, int], None]) -> None:
+        self.planned = planned
+        self.reported = 0
+        self.notify = notify
+        self._lock = threading.Lock()
+
+    def attempt(self, first_lines: list[int]) -> Callable[[int], None]:
+        """The ``on_line`` of one Lean process over a file whose checks start on
+        ``first_lines`` (sorted)."""
+        passed = 0
+
+        def on_line(line: int) -> None:
+            nonlocal passed
+            now = bisect.bisect_right(first_lines, line)  # checks starting at or above it
+            with self._lock:
+                more = min(now - passed, self.planned - self.reported)
+                if more <= 0:
+                    return
+                passed = now
+                self.reported += more
+            self.notify("checks", 0, more)
+
+        return on_line
+
+    def rest(self) -> int:
+        with self._lock:
+            left, self.reported = self.planned - self.reported, self.planned
+        return left
 
 
 class LeanBackend:
@@ -700,20 +740,20 @@ class LeanBackend:
         UNKNOWN, never the candidate's FAIL.
         """
         outs: list[tuple[tuple[int, int], CheckOutput]] = []
-        planned = sum(len(items) for _, items in pieces)
+        live = _LiveCount(sum(len(items) for _, items in pieces), self._notify)
         try:
-            self._run_attempts(pieces, outs)
+            self._run_attempts(pieces, outs, live)
         finally:
-            self._notify("done", 1, planned)
+            self._notify("done", 1, live.rest())
         return outs
 
     def _run_attempts(
         self, pieces: list[tuple[render.Variant, list[tuple[int, int, str]]]],
-        outs: list[tuple[tuple[int, int], CheckOutput]],
+        outs: list[tuple[tuple[int, int], CheckOutput]], live: _LiveCount | None = None,
     ) -> None:
         attempt = 0
         while pieces:
-            done, rest, culprit = self._run_once(pieces)
+            done, rest, culprit = self._run_once(pieces, live)
             outs.extend(done)
             if culprit is not None:
                 outs.append(culprit)
@@ -754,7 +794,8 @@ class LeanBackend:
         return True
 
     def _run_once(
-        self, pieces: list[tuple[render.Variant, list[tuple[int, int, str]]]]
+        self, pieces: list[tuple[render.Variant, list[tuple[int, int, str]]]],
+        live: _LiveCount | None = None,
     ) -> tuple[list[tuple[tuple[int, int], CheckOutput]],
                list[tuple[render.Variant, list[tuple[int, int, str]]]],
                tuple[tuple[int, int], CheckOutput] | None]:
@@ -767,11 +808,15 @@ class LeanBackend:
                                     prelude=self._compat_for(pieces))
         name = self._next_name()  # the unit writes the file wherever it runs
         start = time.monotonic()
+        on_line = None
+        if live is not None and not is_remote(self.executor):
+            on_line = live.attempt(sorted(lines[0] for unit in layout.checks for lines in unit))
         got = self.executor.map(
             run_prover_file, [ProverFile(self.runner, name, layout.text, self.keep_files,
                                          toolchain=self.runner.identity(),
                                          timeout=self._file_timeout(
-                                             sum(len(i) for _, i in pieces)))],
+                                             sum(len(i) for _, i in pieces)),
+                                         on_line=on_line)],
             resources=LEAN_UNIT)[0]
         if isinstance(got, UnitFailure):  # the runner or its worker failed: no answers
             log.error("Lean file %s not checked: %s", name, got.error)

@@ -18,8 +18,9 @@ import shutil
 import signal
 import subprocess
 import tempfile
+import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -101,6 +102,16 @@ def _message_from_json(obj: dict) -> LeanMessage | None:
     )
 
 
+def _message_line(line: str) -> LeanMessage | None:
+    """The message one stripped output line holds, if it is one of Lean's JSON messages."""
+    if not (line.startswith("{") and line.endswith("}")):
+        return None
+    try:
+        return _message_from_json(json.loads(line))
+    except (json.JSONDecodeError, TypeError, ValueError):
+        return None
+
+
 def parse_messages(stdout: str) -> tuple[list[LeanMessage], list[str]]:
     """Lean's JSON message lines, and the other non-debug lines (kept for crash reports).
 
@@ -114,18 +125,54 @@ def parse_messages(stdout: str) -> tuple[list[LeanMessage], list[str]]:
         line = raw.strip()
         if not line or line.startswith("[DEBUG"):
             continue
-        if line.startswith("{") and line.endswith("}"):
-            try:
-                msg = _message_from_json(json.loads(line))
-            except (json.JSONDecodeError, TypeError, ValueError):
-                msg = None
-            if msg is not None:
-                messages.append(msg)
-                continue
+        msg = _message_line(line)
+        if msg is not None:
+            messages.append(msg)
+            continue
         if line.endswith(".olean"):
             continue
         other.append(line)
     return messages, other[-20:]
+
+
+class _Reader:
+    """``Popen.communicate`` that also tells ``on_line`` how far Lean's messages got."""
+
+    def __init__(self, proc: subprocess.Popen, on_line: Callable[[int], None]) -> None:
+        self.proc = proc
+        self.on_line = on_line
+        self.out: list[bytes] = []
+        self.err: list[bytes] = []
+        self.furthest = 0
+        self.threads = [threading.Thread(target=self._stdout, daemon=True),
+                        threading.Thread(target=self._stderr, daemon=True)]
+        for t in self.threads:
+            t.start()
+
+    def _stdout(self) -> None:
+        for chunk in iter(self.proc.stdout.readline, b""):
+            self.out.append(chunk)
+            msg = _message_line(chunk.decode("utf-8", "replace").strip())
+            if msg is not None and msg.line > self.furthest:
+                self.furthest = msg.line
+                try:
+                    self.on_line(msg.line)
+                except Exception:  # a display must never break a Lean run
+                    log.debug("on_line callback failed", exc_info=True)
+
+    def _stderr(self) -> None:
+        for chunk in iter(lambda: self.proc.stderr.read(65536), b""):
+            self.err.append(chunk)
+
+    def communicate(self, timeout: float | None) -> tuple[bytes, bytes]:
+        """Both streams to their end; raises ``TimeoutExpired`` as ``Popen`` does
+        (the readers stay attached, so a second call after the kill gets everything)."""
+        self.proc.wait(timeout=timeout)
+        for t in self.threads:
+            t.join()
+        self.proc.stdout.close()
+        self.proc.stderr.close()
+        return b"".join(self.out), b"".join(self.err)
 
 
 def _decode(data: bytes | str | None) -> str:
@@ -143,12 +190,16 @@ def run_command(
     memory_mb: int | None = None,
     cpu_seconds: float | None = None,
     stack_mb: int | None = None,
+    on_line: Callable[[int], None] | None = None,
 ) -> LeanProcessResult:
     """Run one Lean command; on timeout kill its whole process group and keep partial output.
 
     ``timeout`` is wall-clock seconds; ``cpu_seconds`` (optional) limits the CPU time
     of the process itself (``RLIMIT_CPU``), which a busy machine does not run down:
     hitting it counts as a timeout too. ``stack_mb`` sets ``RLIMIT_STACK``.
+    ``on_line`` (optional) is told the furthest source line a message has reached,
+    each time it grows, while Lean runs (Lean reports each command as it finishes;
+    a file of thousands of checks otherwise shows no progress for many minutes).
     """
     start = time.monotonic()
     try:  # OS isolation, rlimits, own process group, dies with us
@@ -161,13 +212,14 @@ def run_command(
         return LeanProcessResult([], 127, stderr=f"cannot start {cmd[0]}: {exc}",
                          seconds=time.monotonic() - start)
     timed_out = False
+    talk = proc.communicate if on_line is None else _Reader(proc, on_line).communicate
     try:
-        out, err = proc.communicate(timeout=timeout)
+        out, err = talk(timeout=timeout)
     except subprocess.TimeoutExpired:
         timed_out = True
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)
-        out, err = proc.communicate()
+        out, err = talk(timeout=None)
     cpu_signals = (signal.SIGXCPU, signal.SIGKILL)  # soft, then hard RLIMIT_CPU
     if cpu_seconds and proc.returncode is not None and time.monotonic() - start >= cpu_seconds \
             and (-proc.returncode in cpu_signals or proc.returncode - 128 in cpu_signals):
@@ -218,13 +270,15 @@ class LeanRunner:
     stack_mb: int | None = None
     """``RLIMIT_STACK`` of the Lean process (``None``: inherited)."""
 
-    def run_file(self, file: Path, timeout: float | None = None) -> LeanProcessResult:
-        """Run ``file``; ``timeout`` (default: the runner's) for this file alone."""
+    def run_file(self, file: Path, timeout: float | None = None,
+                 on_line: Callable[[int], None] | None = None) -> LeanProcessResult:
+        """Run ``file``; ``timeout`` (default: the runner's) for this file alone;
+        ``on_line``: see :func:`run_command`."""
         cmd, cwd, env = self.command(Path(file))
         limit = self.timeout if timeout is None else float(timeout)
         wall, cpu = (limit * WALL_PER_CPU, limit) if self.cpu_timeout else (limit, None)
         return run_command(cmd, cwd=cwd, env=env, timeout=wall, memory_mb=self.memory_mb,
-                           cpu_seconds=cpu, stack_mb=self.stack_mb)
+                           cpu_seconds=cpu, stack_mb=self.stack_mb, on_line=on_line)
 
     def identity(self) -> str:
         """Distinguishes runners in result caches (a different Lean may answer differently)."""
@@ -372,14 +426,15 @@ class WasmRunner(LeanRunner):
             room = min(room, hard // 1024)
         return max(984, room * 3 // 4)
 
-    def run_file(self, file: Path, timeout: float | None = None) -> LeanProcessResult:
+    def run_file(self, file: Path, timeout: float | None = None,
+                 on_line: Callable[[int], None] | None = None) -> LeanProcessResult:
         """Run ``file`` (copied under /tmp first if the module could not see it)."""
         copy: Path | None = None
         if not wasm_setup.is_visible(Path(file)):
             copy = self.work_dir() / Path(file).name
             shutil.copyfile(file, copy)
         try:
-            return super().run_file(copy or file, timeout)
+            return super().run_file(copy or file, timeout, on_line)
         except wasm_setup.WasmSetupError as exc:  # a result, not an exception
             return LeanProcessResult([], 127, stderr=str(exc))
         finally:
