@@ -175,6 +175,32 @@ def test_coqc_files_drive_the_progress_display(backend):
 
 
 @needs_coqc
+def test_each_coqc_file_tells_its_answers_before_the_batch_returns(backend, tmp_path):
+    """The oracle cache stores a file's conclusive answers as it finishes (a run
+    killed mid-stage keeps them), and they are the answers the batch returns."""
+    from veriscale.backends.cache import OracleCache, with_cache
+
+    tasks = [make_task(name=f"inc{i}", code=f"x + {i}") for i in range(3)]
+    backend.max_units = 2  # three task contexts: two files
+    told: list[list[tuple]] = []
+    cache = OracleCache(tmp_path / "oracle.sqlite")
+    wrapped = with_cache(backend, cache)
+    store = backend.on_answers
+    backend.on_answers = lambda batch: (told.append(batch), store(batch))
+    requests = [("run", (t, None, [(1,), (2,)])) for t in tasks] + [
+        ("classify", (tasks[0], [(3,), (-1,)])),
+        ("postcondition_holds", (tasks[1], None, [((3,), 4), ((3,), 9)]))]
+    answers = wrapped.answer(requests)
+    assert len(told) == backend.stats.extra["coqc_files"] >= 2  # one call per file
+    early = {(id(args), i): v for batch in told for args, i, v in batch}
+    assert len(early) == 10
+    for (_, args), got in zip(requests, answers, strict=True):
+        assert [early[(id(args), i)] for i in range(len(got))] == got
+    fresh = with_cache(CoqBackend(workers=1), OracleCache(tmp_path / "oracle.sqlite"))
+    assert fresh.answer(requests) == answers and fresh.cache.misses == 0
+
+
+@needs_coqc
 def test_prop_precondition_is_decided_by_quickchick(backend):
     from veriscale.backends.coq.backend import quickchick_available
 

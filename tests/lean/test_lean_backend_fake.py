@@ -599,3 +599,60 @@ def test_a_retried_file_never_counts_a_check_twice(fake_lean, tmp_path) -> None:
     planned = sum(c for e, _, c in events if e == "planned")
     assert sum(c for e, _, c in events if e != "planned") == planned
     assert all(c > 0 for e, _, c in events if e == "checks")
+
+
+def test_the_oracle_cache_keeps_answers_before_the_batch_returns(fake_lean, tmp_path) -> None:
+    """A stage of a WASM Lean run is one batch of up to an hour: each finished file's
+    conclusive answers are in the cache at once, so a run killed mid-stage keeps them."""
+    import sqlite3
+    import threading
+
+    from veriscale.backends.cache import OracleCache, with_cache
+
+    exe, log = fake_lean
+    cache = OracleCache(tmp_path / "oracle.sqlite")
+    be = with_cache(_backend(exe, tmp_path, chunk_size=1), cache)
+    stop = threading.Event()
+
+    def watch() -> None:  # another process's view: rows in the SQLite file
+        while not stop.is_set():
+            with sqlite3.connect(tmp_path / "oracle.sqlite") as db:
+                if db.execute("SELECT count(*) FROM oracle").fetchone()[0] >= 1:
+                    Path(str(log) + ".go").touch()
+                    return
+            stop.wait(0.05)
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    try:
+        got = be.precondition_holds(_task(), None, [(1,), (88,)])
+    finally:
+        stop.set()
+        watcher.join()
+    assert got == [Verdict.TRUE, Verdict.TRUE]  # 88 ran after 1's answer was stored
+    again = with_cache(_backend(exe, tmp_path), OracleCache(tmp_path / "oracle.sqlite"))
+    assert again.precondition_holds(_task(), None, [(1,), (88,)]) == got
+    assert again.cache.hits == 2 and again.inner.stats.processes == 0
+
+
+def test_only_answers_no_later_round_revisits_are_told_early(fake_lean, tmp_path) -> None:
+    exe, _ = fake_lean
+    be = _backend(exe, tmp_path, probe_heartbeats=2000)
+    told: list[tuple[tuple, int, object]] = []
+    be.on_answers = told.extend
+    task = _task()
+    args = (task, None, [(1,), (4141,), (-2,)])  # 4141 exceeds the probe: the ladder decides it
+    (got,) = be.evaluate_many([("precondition_holds", args)])
+    assert got == [Verdict.TRUE, Verdict.TRUE, Verdict.FALSE]
+    assert be.stats.extra["heartbeat_probe"]["decided_on_retry"] == 1
+    assert sorted((i, v) for a, i, v in told if a is args) == [(0, Verdict.TRUE),
+                                                               (2, Verdict.FALSE)]
+    cl = (task, [(1,), (13,)])  # classification: both commands of an input, told as one
+    told.clear()
+    (labels,) = be.evaluate_many([("classify", cl)])
+    assert sorted(i for a, i, _ in told if a is cl) == [0, 1]
+    # a conclusive answer told early is the final one; an UNKNOWN may still change
+    # (here: the Plausible stage's note is added to it)
+    assert [(i, v) for a, i, v in told if a is cl and v.label is not Label.UNKNOWN] == [
+        (0, labels[0])]
+    assert labels[1].label is Label.UNKNOWN and "plausible" in labels[1].detail

@@ -211,6 +211,28 @@ running file gets past more of its checks (where the prover reports as it goes),
 ``("done", 1, checks)`` with the rest of a file's checks as it finishes."""
 
 
+AnswersHook = Callable[[list[tuple[tuple[Any, ...], int, Any]]], None]
+"""A prover backend's ``on_answers`` attribute, when the oracle cache sets it: called
+with ``(args, item, answer)`` triples as a batch's answers become final, before
+``evaluate_many`` returns (``args``: the very tuple of the request, ``item``: the
+index of one of its items, ``answer``: what the protocol returns for it). A stage of
+a WASM Lean run is one batch of up to an hour; what a killed run had answered is
+then in the cache, not lost. A conclusive answer is final when told; an inconclusive
+one (UNKNOWN, a timeout) may still be revisited by a later round of the batch, so a
+receiver keeps only conclusive ones (as the oracle cache does anyway)."""
+
+
+def notify_answers(hook: AnswersHook | None, told: list[tuple[tuple[Any, ...], int, Any]]
+                   ) -> None:
+    """Tell ``hook`` (if any); storing early must never break an oracle round."""
+    if hook is not None and told:
+        try:
+            hook(told)
+        except Exception:
+            logging.getLogger(__name__).warning("storing early oracle answers failed",
+                                                exc_info=True)
+
+
 def notify_progress(hook: ProgressHook | None, event: str, files: int, checks: int) -> None:
     """Tell ``hook`` (if any); a display must never break an oracle round."""
     if hook is not None:

@@ -197,6 +197,26 @@ class CachingBackend:
         self.cache = cache
         self.name = inner.name
         self.namespace = namespace or oracle_identity(inner)
+        # the requests being asked of ``inner``, by the identity of their args: a
+        # backend that tells answers early (``on_answers``) names them so
+        self._asking: dict[int, tuple[tuple[Any, ...], _Codec, Task, list[str]]] = {}
+        self._asking_lock = threading.Lock()
+        if hasattr(inner, "on_answers"):
+            inner.on_answers = self._told  # type: ignore[attr-defined]
+
+    def _told(self, told: list[tuple[tuple[Any, ...], int, Any]]) -> None:
+        """Store the conclusive answers ``inner`` has before its batch returns (a run
+        killed mid-stage then keeps them)."""
+        store: dict[str, Any] = {}
+        with self._asking_lock:
+            for args, i, value in told:
+                entry = self._asking.get(id(args))
+                if entry is None or entry[0] is not args:
+                    continue
+                _, codec, task, keys = entry
+                if codec.cacheable(value):
+                    store[keys[i]] = codec.dump(task, value)
+        self.cache.put_many(store)
 
     @property
     def stats(self) -> BackendStats:
@@ -210,8 +230,6 @@ class CachingBackend:
         raise AttributeError(name)
 
     def answer(self, requests: Sequence[Request]) -> list[list[Any]]:
-        from veriscale.backends import dispatch
-
         keyed: list[tuple[_Codec, Task, list[str]]] = []
         for op, args in requests:
             codec, task = CODECS[op], args[0]
@@ -233,7 +251,7 @@ class CachingBackend:
                 asks.append((op, args) if op == "compile" or len(todo) == len(keys)
                             else (op, (*args[:-1], [codec.items(args)[i] for i in todo])))
         store: dict[str, Any] = {}
-        for (r, todo), fresh in zip(misses, dispatch.answer(self.inner, asks), strict=True):
+        for (r, todo), fresh in zip(misses, self._ask(asks, misses, keyed), strict=True):
             codec, task, keys = keyed[r]
             for i, value in zip(todo, fresh, strict=True):
                 results[r][i] = value
@@ -241,6 +259,24 @@ class CachingBackend:
                     store[keys[i]] = codec.dump(task, value)
         self.cache.put_many(store)
         return results
+
+    def _ask(self, asks: list[Request], misses: list[tuple[int, list[int]]],
+             keyed: list[tuple[_Codec, Task, list[str]]]) -> list[list[Any]]:
+        """``asks`` of the inner backend, each findable by :meth:`_told` meanwhile."""
+        from veriscale.backends import dispatch
+
+        mine = []
+        with self._asking_lock:
+            for (_, args), (r, todo) in zip(asks, misses, strict=True):
+                codec, task, keys = keyed[r]
+                self._asking[id(args)] = (args, codec, task, [keys[i] for i in todo])
+                mine.append(id(args))
+        try:
+            return dispatch.answer(self.inner, asks)
+        finally:
+            with self._asking_lock:
+                for k in mine:
+                    self._asking.pop(k, None)
 
     def _one(self, op: str, *args: Any) -> list[Any]:
         return self.answer([(op, args)])[0]

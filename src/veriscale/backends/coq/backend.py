@@ -16,17 +16,19 @@ process and blames the check that was running, as UNKNOWN.
 
 from __future__ import annotations
 
+import logging
 import re
 import secrets
 import threading
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
 from veriscale.backends.base import (
+    AnswersHook,
     BackendStats,
     Classification,
     Implementation,
@@ -35,6 +37,7 @@ from veriscale.backends.base import (
     ProgressHook,
     Spec,
     Verdict,
+    notify_answers,
     notify_progress,
 )
 from veriscale.backends.coq import format as F
@@ -55,6 +58,8 @@ from veriscale.execution.units import ProverFile, process_resources, run_prover_
 from veriscale.values import is_modelled
 from veriscale.values.value import ValueError_
 
+log = logging.getLogger(__name__)
+
 NON_ASCII = ("non-ASCII text (Coq's string is a list of 8-bit ascii, so a character above "
              "127 has no faithful counterpart; not evaluated)")
 CHECK_LIBS = "Coq.ZArith.ZArith Coq.Strings.String Coq.Strings.Ascii Coq.Lists.List"
@@ -64,6 +69,7 @@ CHECK_LIBS = "Coq.ZArith.ZArith Coq.Strings.String Coq.Strings.Ascii Coq.Lists.L
 DEFAULT_CELL_BUDGET = 3000
 CHECK_IMPORTS = ("Import Coq.ZArith.ZArith Coq.Strings.String Coq.Strings.Ascii "
                  "Coq.Lists.List.ListNotations.")
+
 
 
 Lits = tuple[tuple[str, str | None], ...]
@@ -320,6 +326,7 @@ class CoqBackend:
         self.stats = BackendStats(extra={"coqc_files": 0, "reruns": 0, "skipped": 0})
         self._lock = threading.Lock()
         self.progress: ProgressHook | None = None  # set by a progress display
+        self.on_answers: AnswersHook | None = None  # set by the oracle cache
 
     CODEC_REVISION = 3
     """Bumped when the same check can get another answer from this code (2: a string
@@ -435,16 +442,21 @@ class CoqBackend:
                     nxt.append((u, left))
             pending = nxt
 
-    def execute(self, units: Sequence[Unit]) -> None:
-        """Answer every check of ``units`` (in files of bounded size, in parallel).
+    def execute(self, units: Sequence[Unit],
+                on_file: Callable[[list[Unit]], None] | None = None) -> None:
+        """Answer every check of ``units`` (in files of bounded size, in parallel);
+        ``on_file`` is told the units of each file once it is done (a unit is never
+        split over files, so they are answered).
 
         A unit's checks run smallest first, so that when a context's checks start
         to exceed their limits (a specification building a unary ``nat`` from a
         long list of digits), the ones skipped after ``timeout_budget`` strikes are
         the larger ones (see :func:`check_tactic`).
         """
+        given = [u for u in units if u.checks]
         units = [Unit(u.context, sorted(u.checks, key=lambda c: len(c.expr)), u.trusted,
-                      u.requires) for u in units if u.checks]
+                      u.requires) for u in given]
+        origin = {id(copy): u for copy, u in zip(units, given, strict=True)}
         files: list[list[Unit]] = []
         current: list[Unit] = []
         size = 0
@@ -466,6 +478,11 @@ class CoqBackend:
         def run(f: list[Unit]) -> None:
             self._run_file(f)
             notify_progress(self.progress, "done", 1, sum(len(u.checks) for u in f))
+            if on_file is not None:
+                try:
+                    on_file([origin[id(u)] for u in f])
+                except Exception:  # early answers are a saving, never a failure
+                    log.warning("early answers of a coqc file failed", exc_info=True)
 
         width = self.executor.width(self.workers, len(files)) if self.executor else self.workers
         if len(files) == 1 or width == 1:
@@ -719,9 +736,10 @@ class CoqBackend:
             return Outcome(False, error=f"unsupported: cannot read the result {answer[:120]!r}: "
                                         f"{exc}")
 
-    def _drive(self, units: list[Unit | None]) -> None:
+    def _drive(self, units: list[Unit | None],
+               on_file: Callable[[list[Unit]], None] | None = None) -> None:
         real = [u for u in units if u is not None]
-        self.execute(real)
+        self.execute(real, on_file)
         for u in real:
             self._finish(u)
 
@@ -851,18 +869,34 @@ class CoqBackend:
             else:
                 raise ValueError(f"unknown operation {op!r}")
             made.append((op, u, r))
-        self._drive([u for _, u, _ in made])
-        out: list[Any] = []
-        for (op, _, r), job in zip(made, jobs_of, strict=True):
-            if op == "classify":
-                out.append(self._labels(r, self._stage(job[0])))
-            elif op == "compile":
-                out.append([self._compile_answer(u, r)])
-            elif op in ("run", "check_inputs"):
-                out.append(r)
-            else:
-                out.append([v for v, _ in r])
-        return out
+        on_file = None
+        if self.on_answers is not None:
+            hook, request_of = self.on_answers, {id(u): ri for ri, (_, u, _) in enumerate(made)}
+
+            def on_file(units: list[Unit]) -> None:
+                told = []
+                for u in units:
+                    ri = request_of[id(u)]
+                    self._finish(u)  # each request has one unit: all of it is answered
+                    op, _, r = made[ri]
+                    told += [(jobs_of[ri], i, a) for i, a in
+                             enumerate(self._protocol_answers(op, jobs_of[ri], u, r))]
+                notify_answers(hook, told)
+
+        self._drive([u for _, u, _ in made], on_file)
+        return [self._protocol_answers(op, job, u, r)
+                for (op, u, r), job in zip(made, jobs_of, strict=True)]
+
+    def _protocol_answers(self, op: str, job: tuple[Any, ...], u: Unit | None,
+                          r: list[Any]) -> list[Any]:
+        """What the protocol returns for a request, from its unit's results."""
+        if op == "classify":
+            return self._labels(r, self._stage(job[0]))
+        if op == "compile":
+            return [self._compile_answer(u, r)]
+        if op in ("run", "check_inputs"):
+            return r
+        return [v for v, _ in r]
 
     def _compile_unit(self, task: Task, impl: Implementation | None = None,
                       spec: Spec | None = None) -> tuple[Unit | None, str | None]:

@@ -53,6 +53,7 @@ from pathlib import Path
 from typing import Any
 
 from veriscale.backends.base import (
+    AnswersHook,
     BackendStats,
     Classification,
     FailureKind,
@@ -62,6 +63,7 @@ from veriscale.backends.base import (
     ProgressHook,
     Spec,
     Verdict,
+    notify_answers,
     notify_progress,
 )
 from veriscale.backends.lean import compat, render
@@ -328,6 +330,53 @@ def _done(result: Any) -> tuple[str, Any]:
     return ("done", result)
 
 
+class _EarlyAnswers:
+    """Which items of a batch are final once their first-round files are done.
+
+    Later rounds only revisit checks that gave no answer: the heartbeat ladder (a
+    check over its budget), the kernel round (a stuck reduction), Plausible (an
+    undecided input). So once an item's commands have all come back, none over its
+    budget, a conclusive answer of it is final (the oracle cache keeps those:
+    :data:`~veriscale.backends.base.AnswersHook`).
+    """
+
+    def __init__(self, plans: Sequence[_Plan], live: list[int],
+                 tell: Callable[[list[tuple[int, int, Any]]], None]) -> None:
+        self.plans = plans
+        self.live = live  # job index → plan index
+        self.tell = tell
+        self.got: list[list[CheckOutput | None]] = [[None] * len(plans[pi].commands)
+                                                     for pi in live]
+        self.slots_of: dict[tuple[int, int], list[int]] = {}  # (job, command) → items
+        for ji, pi in enumerate(live):
+            for si, slot in enumerate(plans[pi].slots):
+                for ci in _slot_commands(slot):
+                    self.slots_of.setdefault((ji, ci), []).append(si)
+        self.told: set[tuple[int, int]] = set()
+
+    def on_file(self, outs: list[tuple[tuple[int, int], CheckOutput]]) -> None:
+        for (ji, ci), out in outs:
+            self.got[ji][ci] = out
+        told: list[tuple[int, int, Any]] = []
+        for (ji, ci), _ in outs:
+            pi, row = self.live[ji], self.got[ji]
+            for si in self.slots_of.get((ji, ci), ()):
+                slot = self.plans[pi].slots[si]
+                if (pi, si) in self.told or any(
+                        row[c] is None or _exceeded_heartbeats(row[c])  # type: ignore[arg-type]
+                        for c in _slot_commands(slot)):
+                    continue
+                self.told.add((pi, si))
+                told.append((pi, si, self.plans[pi].answer(slot, row)))  # type: ignore[arg-type]
+        if told:
+            self.tell(told)
+
+
+def _slot_commands(slot: _Slot) -> list[int]:
+    kind, value = slot
+    return [value] if kind == "cmd" else list(value) if kind == "cmds" else []
+
+
 class _LiveCount:
     """The checks of one file that Lean has got past while it still runs.
 
@@ -444,6 +493,7 @@ class LeanBackend:
         self._lock = threading.Lock()
         self.compat: dict[str, set[str]] = {}  # task id → compatibility names it needed
         self.progress: ProgressHook | None = None  # set by a progress display
+        self.on_answers: AnswersHook | None = None  # set by the oracle cache
 
     def _notify(self, event: str, files: int, checks: int) -> None:
         notify_progress(self.progress, event, files, checks)
@@ -475,7 +525,9 @@ class LeanBackend:
         return [*levels, self.max_heartbeats]
 
     def _execute(self, jobs: Sequence[tuple[render.Variant, list[str]]],
-                 _fallback: bool = False) -> list[list[CheckOutput]]:
+                 _fallback: bool = False,
+                 on_file: Callable[[list[tuple[tuple[int, int], CheckOutput]]], None] | None
+                 = None) -> list[list[CheckOutput]]:
         """Run every job's commands; one :class:`CheckOutput` per command, in order.
 
         With a heartbeat probe, every command first runs under ``probe_heartbeats``.
@@ -489,11 +541,12 @@ class LeanBackend:
         """
         probe = (not _fallback and 0 < self.probe_heartbeats < self.max_heartbeats)
         if not probe:
-            return self._execute_round(jobs, _fallback)
+            return self._execute_round(jobs, _fallback, on_file=on_file)
         levels = self._heartbeat_levels()
 
         final = self._execute_round(
-            [(v, [_probed(c, levels[0]) for c in cmds]) for v, cmds in jobs], _fallback=True)
+            [(v, [_probed(c, levels[0]) for c in cmds]) for v, cmds in jobs], _fallback=True,
+            on_file=on_file)
         counts = self._climb(jobs, final, levels)
         with self._lock:
             hp = self.stats.extra.setdefault(
@@ -603,9 +656,12 @@ class LeanBackend:
 
     def _execute_round(self, jobs: Sequence[tuple[render.Variant, list[str]]],
                        _fallback: bool = False,
-                       split: int | None = None) -> list[list[CheckOutput]]:
+                       split: int | None = None,
+                       on_file: Callable[[list[tuple[tuple[int, int], CheckOutput]]], None]
+                       | None = None) -> list[list[CheckOutput]]:
         """One round of files; ``split``: the fewest checks a file needs before the
-        round is spread over the workers (default: the runner's ``split_checks``)."""
+        round is spread over the workers (default: the runner's ``split_checks``);
+        ``on_file``: told each file's outputs as it finishes, in file order."""
         results: list[list[CheckOutput | None]] = [[None] * len(cmds) for _, cmds in jobs]
         # One unit per distinct variant: checks of one task share its definitions.
         unit_of: dict[tuple[str, ...], int] = {}
@@ -627,6 +683,11 @@ class LeanBackend:
                 for outs in pool.map(self._run_file, files):
                     for (ji, ci), out in outs:
                         results[ji][ci] = out
+                    if on_file is not None:
+                        try:
+                            on_file(outs)
+                        except Exception:  # early answers are a saving, never a failure
+                            log.warning("early answers of a Lean file failed", exc_info=True)
         final: list[list[CheckOutput]] = []
         for row in results:
             final.append([o if o is not None else CheckOutput([], "infrastructure: not run")
@@ -902,9 +963,15 @@ class LeanBackend:
         elif result.crashed or crashed:
             self.stats.extra["crashes"] += 1
 
-    def _run_plans(self, plans: Sequence[_Plan]) -> list[list[Any]]:
-        jobs = [(p.variant, p.commands) for p in plans if p.variant is not None and p.commands]
-        outs = iter(self._execute(jobs))
+    def _run_plans(self, plans: Sequence[_Plan],
+                   early: Callable[[list[tuple[int, int, Any]]], None] | None = None
+                   ) -> list[list[Any]]:
+        """Each plan's answers; ``early`` is told ``(plan, item, answer)`` of the items
+        final after the first round, file by file (see :class:`_EarlyAnswers`)."""
+        live = [pi for pi, p in enumerate(plans) if p.variant is not None and p.commands]
+        jobs = [(plans[pi].variant, plans[pi].commands) for pi in live]
+        on_file = None if early is None else _EarlyAnswers(plans, live, early).on_file
+        outs = iter(self._execute(jobs, on_file=on_file))
         answers: list[list[Any]] = []
         for p in plans:
             got = next(outs) if p.variant is not None and p.commands else []
@@ -1096,26 +1163,31 @@ class LeanBackend:
             if op not in builders:
                 raise ValueError(f"unknown operation {op!r}; choose {', '.join(builders)}")
             plans.append(builders[op](*args))
-        answers = self._run_plans(plans)
+        early = None
+        if self.on_answers is not None:
+            hook = self.on_answers
+
+            def early(told: list[tuple[int, int, Any]]) -> None:
+                notify_answers(hook, [(requests[ri][1], i, _protocol_answer(requests[ri][0], a))
+                                      for ri, i, a in told])
+
+        answers = self._run_plans(plans, early)
         out: list[list[Any]] = []
         undecided: list[tuple[int, Task, list[int]]] = []
         open_specs: list[tuple[int, list[int]]] = []
         for ri, ((op, args), ans) in enumerate(zip(requests, answers, strict=True)):
+            out.append([_protocol_answer(op, a) for a in ans])
             if op in ("precondition_holds", "postcondition_holds"):
-                out.append([Verdict.of(b) for b, _ in ans])
                 todo = [i for i, (b, why) in enumerate(ans)
                         if b is None and not why.startswith(("ill_typed", "compile",
                                                              "unsupported"))]
                 if args[1] is not None and todo and args[0].lean is not None:
                     open_specs.append((ri, todo))
             elif op == "classify":
-                out.append([_classification(b, why) for b, why in ans])
                 todo = [i for i, (b, why) in enumerate(ans)
                         if b is None and not why.startswith("ill_typed") and args[0].lean]
                 if todo:
                     undecided.append((ri, args[0], todo))
-            else:
-                out.append(ans)
         if undecided:
             self._plausible_stage(undecided, requests, out)
         if open_specs and self.runner.supports_plausible:
@@ -1354,6 +1426,15 @@ def _main_name(variant: render.Variant) -> str:
     if variant.spec is not None:
         return f"{name}_postcond" if variant.spec.postcond is not None else f"{name}_precond"
     return name
+
+
+def _protocol_answer(op: str, raw: Any) -> Any:
+    """What the protocol returns for one item of ``op``, from its plan's answer."""
+    if op in ("precondition_holds", "postcondition_holds"):
+        return Verdict.of(raw[0])
+    if op == "classify":
+        return _classification(*raw)
+    return raw
 
 
 def _classification(b: bool | None, why: str) -> Classification:
