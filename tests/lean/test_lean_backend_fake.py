@@ -635,20 +635,31 @@ def test_the_oracle_cache_keeps_answers_before_the_batch_returns(fake_lean, tmp_
     assert again.cache.hits == 2 and again.inner.stats.processes == 0
 
 
-def test_only_answers_no_later_round_revisits_are_told_early(fake_lean, tmp_path) -> None:
+def test_answers_are_told_as_the_round_that_settles_them_ends(fake_lean, tmp_path) -> None:
     exe, _ = fake_lean
     be = _backend(exe, tmp_path, probe_heartbeats=2000)
-    told: list[tuple[tuple, int, object]] = []
-    be.on_answers = told.extend
+    batches: list[list[tuple[tuple, int, object]]] = []
+    be.on_answers = batches.append
     task = _task()
     args = (task, None, [(1,), (4141,), (-2,)])  # 4141 exceeds the probe: the ladder decides it
     (got,) = be.evaluate_many([("precondition_holds", args)])
     assert got == [Verdict.TRUE, Verdict.TRUE, Verdict.FALSE]
     assert be.stats.extra["heartbeat_probe"]["decided_on_retry"] == 1
-    assert sorted((i, v) for a, i, v in told if a is args) == [(0, Verdict.TRUE),
-                                                               (2, Verdict.FALSE)]
+    # the probe round's file, then the ladder's round: 4141 only once it fit a budget
+    assert [[(i, v) for a, i, v in b if a is args] for b in batches] == [
+        [(0, Verdict.TRUE), (2, Verdict.FALSE)], [(1, Verdict.TRUE)]]
+    kernel = _backend(exe, tmp_path, mode="kernel")
+    batches.clear()
+    kernel.on_answers = batches.append
+    args = (task, None, [(1,), (55,), (56,)])  # 55 and 56 stuck in #reduce; the kernel decides 55
+    (got,) = kernel.evaluate_many([("precondition_holds", args)])
+    assert got == [Verdict.TRUE, Verdict.TRUE, Verdict.UNKNOWN]
+    told_as = [[(i, v) for a, i, v in b if a is args] for b in batches]
+    assert told_as[-1] == [(1, Verdict.TRUE)]  # the kernel round's answer, told again
+    assert told_as[0][0] == (0, Verdict.TRUE)
+    told: list[tuple[tuple, int, object]] = []
+    be.on_answers = told.extend
     cl = (task, [(1,), (13,)])  # classification: both commands of an input, told as one
-    told.clear()
     (labels,) = be.evaluate_many([("classify", cl)])
     assert sorted(i for a, i, _ in told if a is cl) == [0, 1]
     # a conclusive answer told early is the final one; an UNKNOWN may still change

@@ -337,7 +337,9 @@ class _EarlyAnswers:
     check over its budget), the kernel round (a stuck reduction), Plausible (an
     undecided input). So once an item's commands have all come back, none over its
     budget, a conclusive answer of it is final (the oracle cache keeps those:
-    :data:`~veriscale.backends.base.AnswersHook`).
+    :data:`~veriscale.backends.base.AnswersHook`). The ladder's and the kernel
+    round's answers are told as each round ends; an item is told again when one of
+    its outputs changed.
     """
 
     def __init__(self, plans: Sequence[_Plan], live: list[int],
@@ -352,7 +354,7 @@ class _EarlyAnswers:
             for si, slot in enumerate(plans[pi].slots):
                 for ci in _slot_commands(slot):
                     self.slots_of.setdefault((ji, ci), []).append(si)
-        self.told: set[tuple[int, int]] = set()
+        self.told: dict[tuple[int, int], tuple[int, ...]] = {}  # item → the outputs told
 
     def on_file(self, outs: list[tuple[tuple[int, int], CheckOutput]]) -> None:
         for (ji, ci), out in outs:
@@ -362,14 +364,28 @@ class _EarlyAnswers:
             pi, row = self.live[ji], self.got[ji]
             for si in self.slots_of.get((ji, ci), ()):
                 slot = self.plans[pi].slots[si]
-                if (pi, si) in self.told or any(
+                cmds = _slot_commands(slot)
+                seen = tuple(id(row[c]) for c in cmds)
+                if self.told.get((pi, si)) == seen or any(
                         row[c] is None or _exceeded_heartbeats(row[c])  # type: ignore[arg-type]
-                        for c in _slot_commands(slot)):
-                    continue
-                self.told.add((pi, si))
+                        for c in cmds):
+                    continue  # told as it is already, or not final yet
+                self.told[(pi, si)] = seen
                 told.append((pi, si, self.plans[pi].answer(slot, row)))  # type: ignore[arg-type]
         if told:
             self.tell(told)
+
+
+def _tell(on_file: Callable[[list[tuple[tuple[int, int], CheckOutput]]], None] | None,
+          outs: list[tuple[tuple[int, int], CheckOutput]]) -> None:
+    """Give ``on_file`` outputs that are final; early answers are a saving, never a
+    failure of the round."""
+    if on_file is None or not outs:
+        return
+    try:
+        on_file(outs)
+    except Exception:
+        log.warning("telling early answers failed", exc_info=True)
 
 
 def _slot_commands(slot: _Slot) -> list[int]:
@@ -547,7 +563,7 @@ class LeanBackend:
         final = self._execute_round(
             [(v, [_probed(c, levels[0]) for c in cmds]) for v, cmds in jobs], _fallback=True,
             on_file=on_file)
-        counts = self._climb(jobs, final, levels)
+        counts = self._climb(jobs, final, levels, on_file)
         with self._lock:
             hp = self.stats.extra.setdefault(
                 "heartbeat_probe",
@@ -555,11 +571,13 @@ class LeanBackend:
             for k, v in counts.items():
                 hp[k] += v  # rounds: each a Lean process at least
         if self.kernel:
-            self._kernel_decide(jobs, final)
+            self._kernel_decide(jobs, final, on_file)
         return final
 
     def _climb(self, jobs: Sequence[tuple[render.Variant, list[str]]],
-               final: list[list[CheckOutput]], levels: list[int]) -> dict[str, int]:
+               final: list[list[CheckOutput]], levels: list[int],
+               on_file: Callable[[list[tuple[tuple[int, int], CheckOutput]]], None] | None
+               = None) -> dict[str, int]:
         """The heartbeat ladder after the probe round (see :meth:`_execute`): retry the
         checks of ``final`` that exceeded ``levels[0]``, in place; returns its counts.
 
@@ -642,6 +660,7 @@ class LeanBackend:
                     final[at[0]][at[1]] = out
             counts["retried"] += len(sends)  # commands: a scout may try several budgets
             counts["decided_on_retry"] += len(fitted)
+            _tell(on_file, [(at, final[at[0]][at[1]]) for at in sorted(fitted)])
             for unit, ws in waiting.items():
                 for w in ws:
                     if w[0] in tried and w[0] not in fitted:
@@ -683,21 +702,19 @@ class LeanBackend:
                 for outs in pool.map(self._run_file, files):
                     for (ji, ci), out in outs:
                         results[ji][ci] = out
-                    if on_file is not None:
-                        try:
-                            on_file(outs)
-                        except Exception:  # early answers are a saving, never a failure
-                            log.warning("early answers of a Lean file failed", exc_info=True)
+                    _tell(on_file, outs)
         final: list[list[CheckOutput]] = []
         for row in results:
             final.append([o if o is not None else CheckOutput([], "infrastructure: not run")
                       for o in row])
         if self.kernel and not _fallback:
-            self._kernel_decide(jobs, final)
+            self._kernel_decide(jobs, final, on_file)
         return final
 
     def _kernel_decide(self, jobs: Sequence[tuple[render.Variant, list[str]]],
-                       final: list[list[CheckOutput]]) -> None:
+                       final: list[list[CheckOutput]],
+                       on_file: Callable[[list[tuple[tuple[int, int], CheckOutput]]], None]
+                       | None = None) -> None:
         """Ask the kernel itself where a boolean ``#reduce`` got stuck (one more round):
         ``decide`` of a pre/postcondition, an ``==`` code test, a call returning ``Bool``
         (:func:`render.kernel_prop`; code over ``Array`` gets stuck in ``#reduce``).
@@ -738,6 +755,7 @@ class LeanBackend:
                 final[ji][ci] = CheckOutput(
                     [LeanMessage("information", 0, 0, 0, 0, "true" if got else "false")],
                     "", old.definition_errors, old.header_errors, old.dropped_imports)
+        _tell(on_file, [((ji, ci), final[ji][ci]) for ji, ci in where])
         with self._lock:
             kd = self.stats.extra.setdefault("kernel_decide", {"asked": 0, "decided": 0})
             kd["asked"] += len(where)
