@@ -199,7 +199,7 @@ class CachingBackend:
         self.namespace = namespace or oracle_identity(inner)
         # the requests being asked of ``inner``, by the identity of their args: a
         # backend that tells answers early (``on_answers``) names them so
-        self._asking: dict[int, tuple[tuple[Any, ...], _Codec, Task, list[str]]] = {}
+        self._asking: dict[int, tuple[tuple[Any, ...], _Codec, Task, list[str], set[int]]] = {}
         self._asking_lock = threading.Lock()
         if hasattr(inner, "on_answers"):
             inner.on_answers = self._told  # type: ignore[attr-defined]
@@ -213,9 +213,10 @@ class CachingBackend:
                 entry = self._asking.get(id(args))
                 if entry is None or entry[0] is not args:
                     continue
-                _, codec, task, keys = entry
+                _, codec, task, keys, stored = entry
                 if codec.cacheable(value):
                     store[keys[i]] = codec.dump(task, value)
+                    stored.add(i)
         self.cache.put_many(store)
 
     @property
@@ -251,32 +252,35 @@ class CachingBackend:
                 asks.append((op, args) if op == "compile" or len(todo) == len(keys)
                             else (op, (*args[:-1], [codec.items(args)[i] for i in todo])))
         store: dict[str, Any] = {}
-        for (r, todo), fresh in zip(misses, self._ask(asks, misses, keyed), strict=True):
+        answers, early = self._ask(asks, misses, keyed)
+        for (r, todo), fresh, stored in zip(misses, answers, early, strict=True):
             codec, task, keys = keyed[r]
-            for i, value in zip(todo, fresh, strict=True):
+            for k, (i, value) in enumerate(zip(todo, fresh, strict=True)):
                 results[r][i] = value
-                if codec.cacheable(value):
+                if codec.cacheable(value) and k not in stored:
                     store[keys[i]] = codec.dump(task, value)
         self.cache.put_many(store)
         return results
 
     def _ask(self, asks: list[Request], misses: list[tuple[int, list[int]]],
-             keyed: list[tuple[_Codec, Task, list[str]]]) -> list[list[Any]]:
-        """``asks`` of the inner backend, each findable by :meth:`_told` meanwhile."""
+             keyed: list[tuple[_Codec, Task, list[str]]]
+             ) -> tuple[list[list[Any]], list[set[int]]]:
+        """The answers to ``asks`` from the inner backend, and per ask the items
+        :meth:`_told` has stored meanwhile (each ask findable by it until then)."""
         from veriscale.backends import dispatch
 
-        mine = []
+        early: list[set[int]] = []
         with self._asking_lock:
             for (_, args), (r, todo) in zip(asks, misses, strict=True):
                 codec, task, keys = keyed[r]
-                self._asking[id(args)] = (args, codec, task, [keys[i] for i in todo])
-                mine.append(id(args))
+                early.append(set())
+                self._asking[id(args)] = (args, codec, task, [keys[i] for i in todo], early[-1])
         try:
-            return dispatch.answer(self.inner, asks)
+            return dispatch.answer(self.inner, asks), early
         finally:
             with self._asking_lock:
-                for k in mine:
-                    self._asking.pop(k, None)
+                for _, args in asks:
+                    self._asking.pop(id(args), None)
 
     def _one(self, op: str, *args: Any) -> list[Any]:
         return self.answer([(op, args)])[0]
