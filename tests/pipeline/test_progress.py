@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import io
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from rich.console import Console
@@ -25,13 +27,20 @@ def test_file_progress_counts_files_and_checks_across_rounds() -> None:
         assert task.description == "checks; files 2/3"
 
 
+@contextmanager
+def _logged(plain_every: float) -> Iterator[tuple[io.StringIO, FileProgress]]:
+    """A classify stage's Lean bar on a console that is not a terminal (a log file)."""
+    out = io.StringIO()
+    console = Console(file=out, force_terminal=False, width=100)
+    with Progress(console=console, auto_refresh=False, transient=True) as progress:
+        bar = FileProgress(progress, "classify", plain_every=plain_every)
+        bar.label = "  lean"
+        yield out, bar
+
+
 def test_file_progress_prints_plain_lines_when_not_a_terminal() -> None:
     """A run logged to a file draws no bar; finished files still say how far it is."""
-    out = io.StringIO()
-    console = Console(file=out, force_terminal=False, width=60)
-    with Progress(console=console, auto_refresh=False, transient=True) as progress:
-        bar = FileProgress(progress, "classify", plain_every=3600)
-        bar.label = "  lean"
+    with _logged(plain_every=3600) as (out, bar):
         bar.update("planned", 3, 3000)
         bar.update("done", 1, 1000)  # within plain_every of the start: no line yet
         bar.update("done", 1, 1000)
@@ -50,14 +59,10 @@ def test_file_progress_prints_plain_lines_when_not_a_terminal() -> None:
 
 
 def test_checks_inside_a_running_file_advance_without_finishing_it() -> None:
-    out = io.StringIO()
-    console = Console(file=out, force_terminal=False, width=100)
-    with Progress(console=console, auto_refresh=False, transient=True) as progress:
-        bar = FileProgress(progress, "classify", plain_every=0)
-        bar.label = "  lean"
+    with _logged(plain_every=0) as (out, bar):
         bar.update("planned", 1, 1000)
         bar.update("checks", 0, 400)  # Lean got past 400 checks of its one file
-        (task,) = progress.tasks
+        (task,) = bar.progress.tasks
         assert (bar.files_done, bar.checks_done, task.completed) == (0, 400, 400)
         bar.update("done", 1, 600)
         assert (bar.files_done, bar.checks_done, task.completed) == (1, 1000, 1000)
