@@ -71,7 +71,6 @@ CHECK_IMPORTS = ("Import Coq.ZArith.ZArith Coq.Strings.String Coq.Strings.Ascii 
                  "Coq.Lists.List.ListNotations.")
 
 
-
 Lits = tuple[tuple[str, str | None], ...]
 """Rendered arguments of a check: each literal with its standard Coq type (or None)."""
 
@@ -871,7 +870,8 @@ class CoqBackend:
             made.append((op, u, r))
         on_file = None
         if self.on_answers is not None:
-            hook, request_of = self.on_answers, {id(u): ri for ri, (_, u, _) in enumerate(made)}
+            hook = self.on_answers
+            request_of = {id(u): ri for ri, (_, u, _) in enumerate(made) if u is not None}
 
             def on_file(units: list[Unit]) -> None:
                 told = []

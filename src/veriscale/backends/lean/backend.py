@@ -330,6 +330,10 @@ def _done(result: Any) -> tuple[str, Any]:
     return ("done", result)
 
 
+_OnFile = Callable[[list[tuple[tuple[int, int], CheckOutput]]], None]
+"""Told ``((job, command), output)`` of the outputs a file or a round has made final."""
+
+
 class _EarlyAnswers:
     """Which items of a batch are final once their first-round files are done.
 
@@ -376,8 +380,7 @@ class _EarlyAnswers:
             self.tell(told)
 
 
-def _tell(on_file: Callable[[list[tuple[tuple[int, int], CheckOutput]]], None] | None,
-          outs: list[tuple[tuple[int, int], CheckOutput]]) -> None:
+def _tell(on_file: _OnFile | None, outs: list[tuple[tuple[int, int], CheckOutput]]) -> None:
     """Give ``on_file`` outputs that are final; early answers are a saving, never a
     failure of the round."""
     if on_file is None or not outs:
@@ -542,8 +545,7 @@ class LeanBackend:
 
     def _execute(self, jobs: Sequence[tuple[render.Variant, list[str]]],
                  _fallback: bool = False,
-                 on_file: Callable[[list[tuple[tuple[int, int], CheckOutput]]], None] | None
-                 = None) -> list[list[CheckOutput]]:
+                 on_file: _OnFile | None = None) -> list[list[CheckOutput]]:
         """Run every job's commands; one :class:`CheckOutput` per command, in order.
 
         With a heartbeat probe, every command first runs under ``probe_heartbeats``.
@@ -554,6 +556,8 @@ class LeanBackend:
         (``maxHeartbeats``). A specification that enumerates up to a huge ``Nat``
         input (``List.range k``) exhausts any budget: on WASM each such check took
         minutes at the full budget, and one task had 200 of them in its classify.
+        ``on_file`` is told the outputs each file of the first round, and each later
+        round, leaves final.
         """
         probe = (not _fallback and 0 < self.probe_heartbeats < self.max_heartbeats)
         if not probe:
@@ -576,8 +580,7 @@ class LeanBackend:
 
     def _climb(self, jobs: Sequence[tuple[render.Variant, list[str]]],
                final: list[list[CheckOutput]], levels: list[int],
-               on_file: Callable[[list[tuple[tuple[int, int], CheckOutput]]], None] | None
-               = None) -> dict[str, int]:
+               on_file: _OnFile | None = None) -> dict[str, int]:
         """The heartbeat ladder after the probe round (see :meth:`_execute`): retry the
         checks of ``final`` that exceeded ``levels[0]``, in place; returns its counts.
 
@@ -676,8 +679,7 @@ class LeanBackend:
     def _execute_round(self, jobs: Sequence[tuple[render.Variant, list[str]]],
                        _fallback: bool = False,
                        split: int | None = None,
-                       on_file: Callable[[list[tuple[tuple[int, int], CheckOutput]]], None]
-                       | None = None) -> list[list[CheckOutput]]:
+                       on_file: _OnFile | None = None) -> list[list[CheckOutput]]:
         """One round of files; ``split``: the fewest checks a file needs before the
         round is spread over the workers (default: the runner's ``split_checks``);
         ``on_file``: told each file's outputs as it finishes, in file order."""
@@ -713,8 +715,7 @@ class LeanBackend:
 
     def _kernel_decide(self, jobs: Sequence[tuple[render.Variant, list[str]]],
                        final: list[list[CheckOutput]],
-                       on_file: Callable[[list[tuple[tuple[int, int], CheckOutput]]], None]
-                       | None = None) -> None:
+                       on_file: _OnFile | None = None) -> None:
         """Ask the kernel itself where a boolean ``#reduce`` got stuck (one more round):
         ``decide`` of a pre/postcondition, an ``==`` code test, a call returning ``Bool``
         (:func:`render.kernel_prop`; code over ``Array`` gets stuck in ``#reduce``).
@@ -984,8 +985,8 @@ class LeanBackend:
     def _run_plans(self, plans: Sequence[_Plan],
                    early: Callable[[list[tuple[int, int, Any]]], None] | None = None
                    ) -> list[list[Any]]:
-        """Each plan's answers; ``early`` is told ``(plan, item, answer)`` of the items
-        final after the first round, file by file (see :class:`_EarlyAnswers`)."""
+        """Each plan's answers; ``early`` is told ``(plan, item, answer)`` as files and
+        rounds settle items, before the batch ends (see :class:`_EarlyAnswers`)."""
         live = [pi for pi, p in enumerate(plans) if p.variant is not None and p.commands]
         jobs = [(plans[pi].variant, plans[pi].commands) for pi in live]
         on_file = None if early is None else _EarlyAnswers(plans, live, early).on_file
