@@ -208,6 +208,7 @@ class CachingBackend:
         """Store the conclusive answers ``inner`` has before its batch returns (a run
         killed mid-stage then keeps them)."""
         store: dict[str, Any] = {}
+        kept: list[tuple[set[int], int]] = []
         with self._asking_lock:
             for args, i, value in told:
                 entry = self._asking.get(id(args))
@@ -216,8 +217,11 @@ class CachingBackend:
                 _, codec, task, keys, stored = entry
                 if codec.cacheable(value):
                     store[keys[i]] = codec.dump(task, value)
-                    stored.add(i)
+                    kept.append((stored, i))
         self.cache.put_many(store)
+        with self._asking_lock:  # only what is in the store is not written again
+            for stored, i in kept:
+                stored.add(i)
 
     @property
     def stats(self) -> BackendStats:

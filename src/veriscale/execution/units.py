@@ -219,8 +219,6 @@ def run_prover_file(job: ProverFile) -> Any:
         path = Path(job.runner.work_dir()) / job.name
         path.write_text(job.text, encoding="utf-8")
         try:
-            if job.on_line is None:
-                return job.runner.run_file(path, timeout=job.timeout)
             return job.runner.run_file(path, timeout=job.timeout, on_line=job.on_line)
         finally:
             if not job.keep:

@@ -16,7 +16,6 @@ process and blames the check that was running, as UNKNOWN.
 
 from __future__ import annotations
 
-import logging
 import re
 import secrets
 import threading
@@ -57,8 +56,6 @@ from veriscale.execution import Executor, UnitFailure, is_remote
 from veriscale.execution.units import ProverFile, process_resources, run_prover_file
 from veriscale.values import is_modelled
 from veriscale.values.value import ValueError_
-
-log = logging.getLogger(__name__)
 
 NON_ASCII = ("non-ASCII text (Coq's string is a list of 8-bit ascii, so a character above "
              "127 has no faithful counterpart; not evaluated)")
@@ -478,10 +475,7 @@ class CoqBackend:
             self._run_file(f)
             notify_progress(self.progress, "done", 1, sum(len(u.checks) for u in f))
             if on_file is not None:
-                try:
-                    on_file([origin[id(u)] for u in f])
-                except Exception:  # early answers are a saving, never a failure
-                    log.warning("early answers of a coqc file failed", exc_info=True)
+                on_file([origin[id(u)] for u in f])
 
         width = self.executor.width(self.workers, len(files)) if self.executor else self.workers
         if len(files) == 1 or width == 1:
@@ -737,10 +731,15 @@ class CoqBackend:
 
     def _drive(self, units: list[Unit | None],
                on_file: Callable[[list[Unit]], None] | None = None) -> None:
-        real = [u for u in units if u is not None]
-        self.execute(real, on_file)
-        for u in real:
-            self._finish(u)
+        """Run ``units`` and read each one's results as its file is done; ``on_file``
+        is then told that file's units."""
+        def finished(done: list[Unit]) -> None:
+            for u in done:
+                self._finish(u)
+            if on_file is not None:
+                on_file(done)
+
+        self.execute([u for u in units if u is not None], finished)
 
     # ---------------------------------------------------------------- protocol
 
@@ -875,9 +874,8 @@ class CoqBackend:
 
             def on_file(units: list[Unit]) -> None:
                 told = []
-                for u in units:
+                for u in units:  # each request has one unit: all of it is answered
                     ri = request_of[id(u)]
-                    self._finish(u)  # each request has one unit: all of it is answered
                     op, _, r = made[ri]
                     told += [(jobs_of[ri], i, a) for i, a in
                              enumerate(self._protocol_answers(op, jobs_of[ri], u, r))]
