@@ -334,7 +334,9 @@ def test_file_sizing_balances_files_and_workers_follow_cores_and_memory() -> Non
     assert balanced_size(5000, 12000, workers=2, split=1000) == 2500
     assert balanced_size(1500, 12000, workers=2, split=1000) == 1500  # one start is cheaper
     assert balanced_size(9000, 12000, workers=4, split=1000) == 2250
-    assert balanced_size(30000, 12000, workers=2, split=1000) == 10000  # the cap rules
+    assert balanced_size(30000, 12000, workers=2, split=1000) == 7500  # the cap, then whole rounds of workers
+    assert balanced_size(30000, 12000, workers=1, split=1000) == 10000  # the cap rules
+    assert balanced_size(50000, 12000, workers=2, split=1000) == 8334  # 6 files, not 5
     assert default_workers(4000, cpus=2, memory_mb=23000) == 2
     assert default_workers(4000, cpus=8, memory_mb=9000) == 2  # memory-bound
     assert default_workers(4000, cpus=2, memory_mb=1000) == 1

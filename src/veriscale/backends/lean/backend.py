@@ -272,10 +272,16 @@ def file_limits(runner: str) -> FileLimits:
 def balanced_size(total: int, cap: int, workers: int = 1, split: int = 1) -> int:
     """The per-file size that splits ``total`` checks into the fewest files of at most
     ``cap``, and into at least ``workers`` files where each still holds ``split``
-    checks (so no worker idles beside one long file)."""
+    checks (so no worker idles beside one long file). Past ``workers`` files, their
+    number is a multiple of ``workers``: three files on two workers leave one core
+    idle for a whole file, four smaller ones do not (one more Lean start, a third
+    less wall time)."""
     if total <= 0:
         return max(1, cap)
-    files = max(-(-total // max(1, cap)), min(max(1, workers), total // max(1, split)))
+    workers = max(1, workers)
+    files = max(-(-total // max(1, cap)), min(workers, total // max(1, split)))
+    if files > workers:
+        files = -(-files // workers) * workers
     return -(-total // files)
 
 
