@@ -226,6 +226,20 @@ def test_early_stop_costs_one_check(fake_lean, tmp_path) -> None:
     assert got == [Verdict.UNKNOWN, Verdict.UNKNOWN]
 
 
+def test_a_task_that_keeps_crashing_lean_leaves_other_tasks_answered(fake_lean, tmp_path) -> None:
+    # Three checks of one task stop Lean in turn; the next task's checks sat behind
+    # them in the file. The crashing task goes last in each retry, so the other
+    # task is answered before the retries run out (before: UNKNOWN, not retried).
+    exe, log = fake_lean
+    be = _backend(exe, tmp_path, crash_retries=2)
+    bad, good = _task("toy_bad"), _task("toy_good")
+    got = be.precondition_holds_many([(bad, None, [(77,), (77,), (77,), (1,)]),
+                                      (good, None, [(2,), (-3,)])])
+    assert got[1] == [Verdict.TRUE, Verdict.FALSE]
+    assert got[0] == [Verdict.UNKNOWN] * 4
+    assert be.stats.extra["crashes"] == 3 and _calls(log) == 3
+
+
 def test_chunking_and_several_tasks_per_file(fake_lean, tmp_path) -> None:
     exe, log = fake_lean
     be = _backend(exe, tmp_path, chunk_size=2)

@@ -821,9 +821,11 @@ class LeanBackend:
         likely culprit: it is reported (a crash as ``infrastructure``, a timeout
         as ``timeout``), and the checks after it go to a new file without it
         (at most ``crash_retries`` times), so one bad check costs one check,
-        not the chunk, and other candidates are never blamed. What is still
-        unreached after the last retry is ``infrastructure: ... (not retried)``:
-        UNKNOWN, never the candidate's FAIL.
+        not the chunk, and other candidates are never blamed. The culprit's unit
+        goes last in that file, so a task whose checks keep stopping Lean (a
+        huge literal in a reduction) exhausts the retries on its own checks only.
+        What is still unreached after the last retry is ``infrastructure: ...
+        (not retried)``: UNKNOWN, never the candidate's FAIL.
         """
         outs: list[tuple[tuple[int, int], CheckOutput]] = []
         live = _LiveCount(sum(len(items) for _, items in pieces), self._notify)
@@ -971,6 +973,12 @@ class LeanBackend:
                                                     dropped)))
             if left:
                 rest.append((variant, left))
+        if culprit_kind is not None:
+            # The unit that stopped Lean goes last in the retry: if another of its
+            # checks stops Lean again, every other unit's checks are answered first,
+            # so one task's crash never leaves another task's checks unknown.
+            suspect = pieces[culprit_kind[0]][0]
+            rest.sort(key=lambda piece: piece[0] is suspect)
         return done, rest, culprit
 
     def _account(self, result: LeanProcessResult, checks: int, seconds: float, crashed: bool) -> None:
