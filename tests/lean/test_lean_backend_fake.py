@@ -15,6 +15,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from veriscale.backends import isolation
 from veriscale.backends.base import Implementation, Label, Spec, Verdict
@@ -238,6 +240,20 @@ def test_a_task_that_keeps_crashing_lean_leaves_other_tasks_answered(fake_lean, 
     assert got[1] == [Verdict.TRUE, Verdict.FALSE]
     assert got[0] == [Verdict.UNKNOWN] * 4
     assert be.stats.extra["crashes"] == 3 and _calls(log) == 3
+
+
+@given(st.integers(1, 200_000), st.integers(1_000, 20_000), st.integers(1, 8),
+       st.integers(1, 5_000))
+def test_balanced_files_fit_the_cap_and_fill_whole_rounds_of_workers(total, cap, workers,
+                                                                     split) -> None:
+    from veriscale.backends.lean.backend import balanced_size
+
+    size = balanced_size(total, cap, workers, split)
+    files = -(-total // size)
+    assert 1 <= size <= cap
+    assert files >= min(workers, total // split)  # a worker idles only beside a small round
+    if -(-total // cap) > workers:
+        assert files % workers == 0  # no round of files leaves a worker idle
 
 
 def test_chunking_and_several_tasks_per_file(fake_lean, tmp_path) -> None:

@@ -274,8 +274,8 @@ def balanced_size(total: int, cap: int, workers: int = 1, split: int = 1) -> int
     ``cap``, and into at least ``workers`` files where each still holds ``split``
     checks (so no worker idles beside one long file). Past ``workers`` files, their
     number is a multiple of ``workers``: three files on two workers leave one core
-    idle for a whole file, four smaller ones do not (one more Lean start, a third
-    less wall time)."""
+    idle for a whole file; four smaller ones cost one more Lean start and a quarter
+    less wall time."""
     if total <= 0:
         return max(1, cap)
     workers = max(1, workers)
