@@ -417,7 +417,7 @@ def test_stuck_decide_is_asked_of_the_kernel(fake_lean, tmp_path) -> None:
     got = be.precondition_holds(_task(), None, [(1,), (55,), (-3,), (56,)])
     assert got == [Verdict.TRUE, Verdict.TRUE, Verdict.FALSE, Verdict.UNKNOWN]
     assert _calls(log) == 2  # the stuck ones once more, in one file
-    assert be.stats.extra["kernel_decide"] == {"asked": 2, "decided": 1}
+    assert be.stats.extra["kernel_decide"] == {"asked": 2, "decided": 1, "rounds": 1}
     assert be.precondition_holds(_task(), None, [(2,)]) == [Verdict.TRUE]
     assert _calls(log) == 3  # nothing stuck: no second file
 
@@ -428,8 +428,25 @@ def test_stuck_code_test_is_asked_of_the_kernel(fake_lean, tmp_path) -> None:
     got = be.test_outputs(_task(), None, [((3,), 6), ((55,), 110), ((55,), 111)])
     assert [o.value for o in got] == [True, True, False]
     assert _calls(log) == 2  # the stuck ones once more, in one file
-    assert be.stats.extra["kernel_decide"] == {"asked": 2, "decided": 2}
+    assert be.stats.extra["kernel_decide"] == {"asked": 2, "decided": 2, "rounds": 1}
     assert be.stats.extra["kernel_decide_by_check"] == {"code test": {"asked": 2, "decided": 2}}
+
+
+def test_stuck_checks_go_to_the_kernel_in_the_heartbeat_ladders_round(fake_lean,
+                                                                       tmp_path) -> None:
+    """Where a batch climbs the heartbeat ladder, the kernel's questions ride in its
+    round: one Lean start fewer than a kernel round of their own."""
+    exe, log = fake_lean
+    be = _backend(exe, tmp_path, mode="kernel", probe_heartbeats=6250, heartbeat_retries=1)
+    got = be.precondition_holds(_task(), None, [(1,), (55,), (4141,), (56,), (-2,)])
+    assert got == [Verdict.TRUE, Verdict.TRUE, Verdict.TRUE, Verdict.UNKNOWN, Verdict.FALSE]
+    assert _calls(log) == 2  # the probe; then 4141 under 50000 beside 55's and 56's examples
+    assert be.stats.extra["kernel_decide"] == {"asked": 2, "decided": 1, "rounds": 0}
+    assert be.stats.extra["heartbeat_probe"]["rounds"] == 1
+    alone = _backend(exe, tmp_path, mode="kernel", probe_heartbeats=6250, heartbeat_retries=1)
+    assert alone.precondition_holds(_task(), None, [(1,), (55,)]) == [Verdict.TRUE] * 2
+    assert _calls(log) == 4  # no ladder: the kernel's round of its own
+    assert alone.stats.extra["kernel_decide"] == {"asked": 1, "decided": 1, "rounds": 1}
 
 
 def test_kernel_props_of_stuck_checks() -> None:

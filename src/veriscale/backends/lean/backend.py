@@ -336,6 +336,15 @@ def _done(result: Any) -> tuple[str, Any]:
     return ("done", result)
 
 
+@dataclass
+class _KernelAsks:
+    """Stuck checks put to the kernel: where each is, its kind, and its two examples."""
+
+    where: list[tuple[int, int]] = field(default_factory=list)
+    kinds: list[str] = field(default_factory=list)
+    jobs: list[tuple[render.Variant, list[str]]] = field(default_factory=list)
+
+
 _OnFile = Callable[[list[tuple[tuple[int, int], CheckOutput]]], None]
 """Told ``((job, command), output)`` of the outputs a file or a round has made final."""
 
@@ -573,7 +582,8 @@ class LeanBackend:
         final = self._execute_round(
             [(v, [_probed(c, levels[0]) for c in cmds]) for v, cmds in jobs], _fallback=True,
             on_file=on_file)
-        counts = self._climb(jobs, final, levels, on_file)
+        asked: set[tuple[int, int]] = set()  # checks the kernel was asked already
+        counts = self._climb(jobs, final, levels, on_file, asked)
         with self._lock:
             hp = self.stats.extra.setdefault(
                 "heartbeat_probe",
@@ -581,14 +591,20 @@ class LeanBackend:
             for k, v in counts.items():
                 hp[k] += v  # rounds: each a Lean process at least
         if self.kernel:
-            self._kernel_decide(jobs, final, on_file)
+            self._kernel_decide(jobs, final, on_file, asked)
         return final
 
     def _climb(self, jobs: Sequence[tuple[render.Variant, list[str]]],
                final: list[list[CheckOutput]], levels: list[int],
-               on_file: _OnFile | None = None) -> dict[str, int]:
+               on_file: _OnFile | None = None,
+               asked: set[tuple[int, int]] | None = None) -> dict[str, int]:
         """The heartbeat ladder after the probe round (see :meth:`_execute`): retry the
         checks of ``final`` that exceeded ``levels[0]``, in place; returns its counts.
+
+        In kernel mode each of its rounds also carries the kernel round's questions
+        (:meth:`_kernel_decide`) for the checks stuck so far, added to ``asked``: a
+        Lean start saved wherever a batch has both (on the 20 VERINA tasks of issue
+        14, both stages with a kernel round had ladder rounds before it).
 
         Each waiting check knows the largest budget it exceeded. Where the runner's
         costs are measured (:class:`FileLimits`; WASM, where a Lean start costs 300 s
@@ -654,8 +670,14 @@ class LeanBackend:
             # Where, all stuck, the round would cost more than a Lean start, it uses
             # every worker (the other cores idle during it otherwise).
             spread = measured and cost(sends) > limits.start_seconds
-            outs = self._execute_round([command(at, lv) for at, lv in sends], _fallback=True,
+            ladder = [command(at, lv) for at, lv in sends]
+            stuck = (self._kernel_asks(jobs, final, asked)
+                     if self.kernel and asked is not None else _KernelAsks())
+            outs = self._execute_round(ladder + stuck.jobs, _fallback=True,
                                        split=1 if spread else None)
+            if stuck.where:
+                self._kernel_settle(stuck, outs[len(ladder):], final, on_file)
+                outs = outs[:len(ladder)]
             fitted: dict[tuple[int, int], int] = {}
             tried: dict[tuple[int, int], int] = {}
             # a check's sends are in rising budgets: the last one it exceeded is kept
@@ -721,7 +743,8 @@ class LeanBackend:
 
     def _kernel_decide(self, jobs: Sequence[tuple[render.Variant, list[str]]],
                        final: list[list[CheckOutput]],
-                       on_file: _OnFile | None = None) -> None:
+                       on_file: _OnFile | None = None,
+                       asked: set[tuple[int, int]] | None = None) -> None:
         """Ask the kernel itself where a boolean ``#reduce`` got stuck (one more round):
         ``decide`` of a pre/postcondition, an ``==`` code test, a call returning ``Bool``
         (:func:`render.kernel_prop`; code over ``Array`` gets stuck in ``#reduce``).
@@ -729,29 +752,47 @@ class LeanBackend:
         Each stuck ``P`` becomes two examples, ``P`` and ``¬P`` by ``decide +kernel``,
         next to the same definitions; the one that elaborates is the answer. An
         example that needed ``sorry``, or neither elaborating, leaves it unknown.
+        Checks in ``asked`` were asked in a heartbeat-ladder round already.
         """
-        where: list[tuple[int, int]] = []
-        kinds: list[str] = []
-        retry: list[tuple[render.Variant, list[str]]] = []
+        stuck = self._kernel_asks(jobs, final, set() if asked is None else asked)
+        if not stuck.where:
+            return
+        with self._lock:
+            kd = self.stats.extra.setdefault("kernel_decide", {"asked": 0, "decided": 0, "rounds": 0})
+            kd["rounds"] += 1  # rounds of its own: a Lean start each
+        self._kernel_settle(stuck, self._execute_round(stuck.jobs, _fallback=True), final,
+                            on_file)
+
+    def _kernel_asks(self, jobs: Sequence[tuple[render.Variant, list[str]]],
+                     final: list[list[CheckOutput]],
+                     asked: set[tuple[int, int]]) -> _KernelAsks:
+        """The kernel's questions for the checks of ``final`` stuck now and not in
+        ``asked`` (which they join)."""
+        stuck = _KernelAsks()
         for ji, (variant, cmds) in enumerate(jobs):
             sig = variant.task.signature
             bool_call = sig.name if str(sig.return_type) == "Bool" else None
             for ci, cmd in enumerate(cmds):
+                if (ji, ci) in asked:
+                    continue
                 prop = render.kernel_prop(cmd, bool_call)
                 if prop is None:
                     continue
                 answer, why = bool_answer(final[ji][ci])
                 if answer is None and why.startswith("stuck reduction"):
-                    where.append((ji, ci))
-                    kinds.append(render.kernel_check_kind(cmd))
-                    retry.append((variant, [render.kernel_decide_command(prop, True),
-                                            render.kernel_decide_command(prop, False)]))
-        if not retry:
-            return
-        outs = self._execute_round(retry, _fallback=True)
+                    asked.add((ji, ci))
+                    stuck.where.append((ji, ci))
+                    stuck.kinds.append(render.kernel_check_kind(cmd))
+                    stuck.jobs.append((variant, [render.kernel_decide_command(prop, True),
+                                                 render.kernel_decide_command(prop, False)]))
+        return stuck
+
+    def _kernel_settle(self, stuck: _KernelAsks, outs: list[list[CheckOutput]],
+                       final: list[list[CheckOutput]], on_file: _OnFile | None) -> None:
+        """Read the kernel's answers to ``stuck`` (``outs``, in its order) into ``final``."""
         decided = 0
         by_kind: dict[str, list[int]] = {}
-        for (ji, ci), kind, (pos, neg) in zip(where, kinds, outs, strict=True):
+        for (ji, ci), kind, (pos, neg) in zip(stuck.where, stuck.kinds, outs, strict=True):
             got = kernel_answer(pos, neg)
             counts = by_kind.setdefault(kind, [0, 0])
             counts[0] += 1
@@ -762,10 +803,10 @@ class LeanBackend:
                 final[ji][ci] = CheckOutput(
                     [LeanMessage("information", 0, 0, 0, 0, "true" if got else "false")],
                     "", old.definition_errors, old.header_errors, old.dropped_imports)
-        _tell(on_file, [((ji, ci), final[ji][ci]) for ji, ci in where])
+        _tell(on_file, [((ji, ci), final[ji][ci]) for ji, ci in stuck.where])
         with self._lock:
-            kd = self.stats.extra.setdefault("kernel_decide", {"asked": 0, "decided": 0})
-            kd["asked"] += len(where)
+            kd = self.stats.extra.setdefault("kernel_decide", {"asked": 0, "decided": 0, "rounds": 0})
+            kd["asked"] += len(stuck.where)
             kd["decided"] += decided
             per = self.stats.extra.setdefault("kernel_decide_by_check", {})
             for kind, (asked, got) in sorted(by_kind.items()):
