@@ -281,8 +281,11 @@ def test_non_ascii_text_is_not_evaluated(backend):
     out = backend.run(task, None, [("abc",), ("é",)])
     assert out[0].value == "abc"
     assert not out[1].ok and out[1].inconclusive and "non-ASCII" in out[1].error
+    before = dict(backend.stats.unknowns)
     assert backend.postcondition_holds(task, None, [(("abc",), "abc"), (("abc",), "ü")]) == \
         [Verdict.TRUE, Verdict.UNKNOWN]
+    counted = {k: n - before.get(k, 0) for k, n in backend.stats.unknowns.items()}
+    assert {k: n for k, n in counted.items() if n} == {"gt postcondition: unsupported": 1}
     assert backend.check_inputs(task, [("é",)]) == [None]  # not ill-typed: unsupported
 
 

@@ -716,3 +716,20 @@ def test_answers_are_told_as_the_round_that_settles_them_ends(fake_lean, tmp_pat
     assert [(i, v) for a, i, v in told if a is cl and v.label is not Label.UNKNOWN] == [
         (0, labels[0])]
     assert labels[1].label is Label.UNKNOWN and "plausible" in labels[1].detail
+
+
+def test_unknown_verdicts_are_counted_by_cause(fake_lean, tmp_path) -> None:
+    """A Verdict carries no reason: the backend counts why each UNKNOWN is one, by
+    ground truth or candidate spec, so that a run's stages can report causes."""
+    exe, _ = fake_lean
+    be = _backend(exe, tmp_path)
+    assert be.precondition_holds(_task(), None, [(1,), (13,), (13,)]) == [
+        Verdict.TRUE, Verdict.UNKNOWN, Verdict.UNKNOWN]
+    assert be.stats.unknowns == {"gt precondition: no Decidable instance": 2}
+    kernel = _backend(exe, tmp_path, mode="kernel")
+    assert kernel.precondition_holds(_task(), None, [(56,), (55,)]) == [Verdict.UNKNOWN,
+                                                                        Verdict.TRUE]
+    spec = Spec(precond="  x > 0", postcond="  result = 2 * x")
+    kernel.evaluate_many([("precondition_holds", (_task(), spec, [(56,)]))])
+    assert kernel.stats.unknowns == {"gt precondition: stuck reduction": 1,
+                                     "spec precondition: stuck reduction": 1}

@@ -231,3 +231,21 @@ def test_outputs_drop_pairs_the_gt_postcondition_rejects():
     assert ("post", 3) in backend.calls  # the failed run (7) is not asked about
     off = stage_outputs(make_task(), inputs, Inconsistent(), check_postcondition=False)
     assert len(off["pairs"]) == 3 and "gt_rejected" not in off["counts"]
+
+
+def test_stage_backend_figures_carry_unknown_verdicts_by_cause() -> None:
+    """A stage's oracle figures include why verdicts stayed UNKNOWN (a Verdict has no
+    reason; the backend counts them)."""
+    from veriscale.backends.base import BackendStats
+    from veriscale.pipeline.run import _stats_of
+
+    class Inner:
+        name = "toy"
+
+        def __init__(self) -> None:
+            self.stats = BackendStats(processes=2, checks=10)
+
+    inner = Inner()
+    inner.stats.count_unknowns("postcondition_holds", None, ["stuck reduction: Decidable.rec"])
+    assert _stats_of(inner) == {"processes": 2, "checks": 10, "seconds": 0.0,
+                   "unknown gt postcondition: stuck reduction": 1}

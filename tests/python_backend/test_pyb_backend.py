@@ -103,6 +103,15 @@ def test_pre_and_postconditions(backend: PythonBackend, task: Task) -> None:
     assert backend.postcondition_holds(task, unsafe, [(((1,), 0), 1)]) == [Verdict.UNKNOWN]
 
 
+def test_unknown_verdicts_are_counted_by_cause(task: Task) -> None:
+    with PythonBackend(workers=1) as b:
+        b.postcondition_holds(task, None, [(((1, 5), 2), 7), (((1, 5), 2), "7")])
+        unsafe = Spec(postcond="def postcondition(xs, k, result):\n    return eval('True')\n")
+        b.postcondition_holds(task, unsafe, [(((1,), 0), 1), (((1,), 0), 2)])
+        assert b.stats.unknowns == {"gt postcondition: ill_typed": 1,
+                                    "spec postcondition: unsafe": 2}
+
+
 def test_compile(backend: PythonBackend, task: Task) -> None:
     assert backend.compile(task) is None
     assert backend.compile(task, Implementation("def maxPlusK(xs, k):\n    return 0\n")) is None

@@ -137,6 +137,20 @@ class BackendStats:
     checks: int = 0
     seconds: float = 0.0
     extra: dict[str, Any] = field(default_factory=dict)
+    unknowns: dict[str, int] = field(default_factory=dict)
+    """UNKNOWN verdicts of pre/postconditions by cause, ``"<which>: <cause>"``: a
+    :class:`Verdict` carries no reason, so the backend that read it counts it."""
+
+    def count_unknowns(self, op: str, spec: Spec | None, details: Sequence[str]) -> None:
+        """Count the reasons ``details`` of UNKNOWN verdicts of one request ``op``
+        (``precondition_holds``/``postcondition_holds``) about ``spec`` (None: the
+        ground truth); a backend called from several threads holds its lock."""
+        from veriscale.backends.causes import unknown_cause
+
+        which = f"{'gt' if spec is None else 'spec'} {op.split('_')[0]}"
+        for detail in details:
+            key = f"{which}: {unknown_cause(detail)}"
+            self.unknowns[key] = self.unknowns.get(key, 0) + 1
 
 
 @runtime_checkable

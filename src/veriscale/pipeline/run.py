@@ -81,11 +81,17 @@ class RunSummary:
     oracle_cache: dict[str, Any] = field(default_factory=dict)
 
 
+UNKNOWN_PREFIX = "unknown "
+
+
 def _stats_of(backend: Any) -> dict[str, float]:
-    """The backend's process/check/second counters (zeros without a backend)."""
+    """The backend's process/check/second counters, and its UNKNOWN verdicts by cause
+    as ``unknown <which>: <cause>`` (zeros without a backend)."""
     st = getattr(backend, "stats", None)
+    unknowns = getattr(st, "unknowns", None) or {}
     return {"processes": getattr(st, "processes", 0), "checks": getattr(st, "checks", 0),
-            "seconds": float(getattr(st, "seconds", 0.0))}
+            "seconds": float(getattr(st, "seconds", 0.0)),
+            **{UNKNOWN_PREFIX + k: v for k, v in sorted(unknowns.items())}}
 
 
 class FileProgress:
@@ -329,8 +335,9 @@ class Pipeline:
                     hooked.progress = None
                 if backend is not None:
                     after = _stats_of(backend)
-                    self.stage_backend[name] = {k: round(after[k] - before[k], 3)
-                                                for k in after}
+                    delta = {k: round(after[k] - before.get(k, 0), 3) for k in after}
+                    self.stage_backend[name] = {k: v for k, v in delta.items()
+                                                if v or not k.startswith(UNKNOWN_PREFIX)}
         if asks_llm:
             raise_if_stopped(self._provider)  # the endpoint cannot answer at all
         for task, result in zip(todo, results, strict=True):
@@ -400,6 +407,9 @@ class Pipeline:
         if oracle and oracle.get("checks"):
             table.add_row("oracle processes", str(int(oracle["processes"])))
             table.add_row("oracle checks", str(int(oracle["checks"])))
+        for key, value in (oracle or {}).items():
+            if key.startswith(UNKNOWN_PREFIX):  # verdicts by cause: "unknown gt postcondition: …"
+                table.add_row(key, str(int(value)))
         self.console.print(table)
 
     def run_expansion(self) -> None:

@@ -795,6 +795,7 @@ class CoqBackend:
                                 ) -> list[list[Verdict]]:
         made = [self._pre_job(*j) for j in jobs]
         self._drive([u for u, _ in made])
+        self._count_unknowns([("precondition_holds", j, r) for j, (_, r) in zip(jobs, made, strict=True)])
         return [[v for v, _ in r] for _, r in made]
 
     def _post_job(self, task: Task, spec: Spec | None, pairs: Sequence[tuple[Input, Any]]
@@ -821,6 +822,7 @@ class CoqBackend:
                                  ) -> list[list[Verdict]]:
         made = [self._post_job(*j) for j in jobs]
         self._drive([u for u, _ in made])
+        self._count_unknowns([("postcondition_holds", j, r) for j, (_, r) in zip(jobs, made, strict=True)])
         return [[v for v, _ in r] for _, r in made]
 
     def postcondition_reasons_many(self, jobs: Sequence[tuple[Task, Spec | None,
@@ -882,8 +884,17 @@ class CoqBackend:
                 notify_answers(hook, told)
 
         self._drive([u for _, u, _ in made], on_file)
+        self._count_unknowns([(op, job, r) for (op, _, r), job in zip(made, jobs_of, strict=True)
+                              if op in ("precondition_holds", "postcondition_holds")])
         return [self._protocol_answers(op, job, u, r)
                 for (op, u, r), job in zip(made, jobs_of, strict=True)]
+
+    def _count_unknowns(self, done: list[tuple[str, tuple[Any, ...], list[Any]]]) -> None:
+        """Count why verdicts stayed UNKNOWN (:meth:`BackendStats.count_unknowns`)."""
+        with self._lock:
+            for op, job, r in done:
+                self.stats.count_unknowns(op, job[1], [why for v, why in r
+                                                       if v is Verdict.UNKNOWN])
 
     def _protocol_answers(self, op: str, job: tuple[Any, ...], u: Unit | None,
                           r: list[Any]) -> list[Any]:

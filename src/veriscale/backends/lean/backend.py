@@ -1266,6 +1266,12 @@ class LeanBackend:
             self._plausible_stage(undecided, requests, out)
         if open_specs and self.runner.supports_plausible:
             self._spec_plausible_stage(open_specs, requests, out)
+        with self._lock:
+            for (op, args), ans, got in zip(requests, answers, out, strict=True):
+                if op in ("precondition_holds", "postcondition_holds"):
+                    self.stats.count_unknowns(op, args[1], [
+                        why for (_, why), v in zip(ans, got, strict=True)
+                        if v is Verdict.UNKNOWN])
         return out
 
     @property

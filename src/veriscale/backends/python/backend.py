@@ -200,8 +200,8 @@ class PythonBackend:
             out[k] = r
         return [r for r in out if r is not None]
 
-    def _bool_verdicts(self, results: list[CallResult], key: tuple[str, str, str] | None = None
-                       ) -> list[Verdict]:
+    def _bool_verdicts(self, results: list[CallResult], key: tuple[str, str, str] | None = None,
+                       unknown: list[str] | None = None) -> list[Verdict]:
         """A spec's answers. Raising, crashing or answering a non-boolean is ERROR (a
         specification is total: that is a wrong answer, not an abstention); limits,
         a lost worker and items that could not be presented (ill-typed) are UNKNOWN.
@@ -218,6 +218,8 @@ class PythonBackend:
                 kind = FailureKind.of_error(why)
                 if kind.inconclusive or kind in (FailureKind.ILL_TYPED, FailureKind.COMPILE):
                     out.append(Verdict.UNKNOWN)
+                    if unknown is not None:
+                        unknown.append(why)
                     continue
             out.append(Verdict.ERROR)
             if key is not None:
@@ -299,19 +301,27 @@ class PythonBackend:
     def _holds(self, task: Task, spec: Spec | None, which: str, inputs: Sequence[Input],
                extend: Callable[[list[list[Any]]], list[list[Any]]],
                extra_bad: dict[int, str] | None = None) -> list[Verdict]:
+        op = f"{which}condition_holds"
         if task.python is None and (spec is None or
                                     (spec.precond if which == "pre" else spec.postcond) is None):
+            self._stats.count_unknowns(op, spec, ["unsupported: no Python specification"]
+                                       * len(inputs))
             return [Verdict.UNKNOWN for _ in inputs]
         if task.python is None:
             task = _with_empty_aux(task)
         source, restricted, why = self._spec_module(task, spec, which)
         if why:
+            self._stats.count_unknowns(op, spec, [why] * len(inputs))
             return [Verdict.UNKNOWN for _ in inputs]
         natives, bad = self._native_inputs(task, inputs)
         bad.update(extra_bad or {})
         func = "precondition" if which == "pre" else "postcondition"
         results = self._evaluate(source, [func], extend(natives), bad, restricted)
-        return self._bool_verdicts(results, _spec_key(task, which, source) if restricted else None)
+        unknown: list[str] = []
+        got = self._bool_verdicts(results, _spec_key(task, which, source) if restricted else None,
+                                  unknown)
+        self._stats.count_unknowns(op, spec, unknown)
+        return got
 
     def compile(self, task: Task, impl: Implementation | None = None,
                 spec: Spec | None = None) -> str | None:
