@@ -567,11 +567,18 @@ def test_checks_that_cost_less_than_a_lean_start_go_with_their_scouts(fake_lean,
     dear.file_limits = replace(dear.file_limits, start_seconds=0.1, heartbeat_ms=0.001)
     assert dear.precondition_holds(_task(), None, inputs) == want
     assert dear.stats.processes == 4  # 0.15 s of stuck checks is more than a start
-    # ... and so that round, which could cost more than a start, uses both workers
+    # On two workers the round is spread over both, so 0.15 s of stuck checks would
+    # lengthen it by 0.075 s, less than a start: they go with the scout after all.
     wide = _backend(exe, tmp_path, probe_heartbeats=6250, heartbeat_retries=1, workers=2)
     wide.file_limits = replace(wide.file_limits, start_seconds=0.1, heartbeat_ms=0.001)
     assert wide.precondition_holds(_task(), None, inputs) == want
-    assert wide.stats.processes == 6  # probe, scout (2 budgets, 2 files), the other three in 2, scout
+    assert wide.stats.processes == 4  # probe; the scout (2 budgets) and the others in 2 files;
+    assert wide.stats.extra["heartbeat_probe"]["rounds"] == 2  # 4242 then scouts 400000
+    # ... where three workers' worth would not: the others wait for the scout
+    narrow = _backend(exe, tmp_path, probe_heartbeats=6250, heartbeat_retries=1, workers=2)
+    narrow.file_limits = replace(narrow.file_limits, start_seconds=0.07, heartbeat_ms=0.001)
+    assert narrow.precondition_holds(_task(), None, inputs) == want
+    assert narrow.stats.extra["heartbeat_probe"]["rounds"] == 3
 
 
 def test_scouts_try_every_budget_in_one_round_where_a_lean_start_is_dear(fake_lean, tmp_path) -> None:

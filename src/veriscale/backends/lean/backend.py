@@ -610,9 +610,10 @@ class LeanBackend:
         costs are measured (:class:`FileLimits`; WASM, where a Lean start costs 300 s
         and a check stuck under 16,000 heartbeats 6 s), a unit's scouts try every larger
         budget in one round, and its other checks go with them under the next budget
-        while, all stuck, they would cost the round less than a Lean start; such a round
-        that could cost more than a start is spread over the workers. Elsewhere (native:
-        starts are cheap) scouts climb one budget per round and the others wait.
+        while, all stuck and spread over the workers, they would lengthen the round by
+        less than a Lean start (what a round of their own would cost each worker); such
+        a round that could cost more than a start is spread over the workers. Elsewhere
+        (native: starts are cheap) scouts climb one budget per round and the others wait.
         """
         top = len(levels) - 1
         r = self.heartbeat_retries
@@ -641,7 +642,7 @@ class LeanBackend:
         while True:
             sends: list[tuple[tuple[int, int], int]] = []
             scouting: dict[tuple[str, ...], list[tuple[int, int]]] = {}
-            spare = limits.start_seconds
+            spare = limits.start_seconds * self.workers
             for unit, ws in waiting.items():
                 if unit in fit:  # its scouts fit: the others follow under that budget
                     bulk = [(w[0], fit[unit]) for w in ws if w[1] < fit[unit]]
@@ -658,8 +659,10 @@ class LeanBackend:
                 else:
                     lv = max(w[1] for w in scouts) + 1
                     sends += [(w[0], lv) for w in scouts]
-                # the others go with the scouts while, all stuck, they would cost this
-                # round no more than the Lean start that waiting for the scouts costs
+                # the others go with the scouts while, all stuck and spread over the
+                # workers, they would lengthen this round by no more than the Lean start
+                # that waiting for the scouts costs (on the 20 VERINA tasks, a round of
+                # its own followed for 85 checks that all fit the next budget)
                 rest = [(w[0], w[1] + 1) for w in ws[r:]]
                 if rest and measured and (dear := cost(rest)) <= spare:
                     spare -= dear
