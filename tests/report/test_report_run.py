@@ -221,3 +221,16 @@ def test_timings_show_oracle_processes_per_stage_and_task(tmp_path) -> None:
             for line in lines if line.startswith("| ") and "---" not in line}
     assert rows["classify"] == ["10.00", "66.7%", "3", "1.50", "4000"]
     assert rows["total"][2:] == ["4", "2.00", "4900"]
+
+
+def test_stage_counts_show_the_oracles_unknown_verdicts_by_cause(tmp_path) -> None:
+    from veriscale.report.report import RunReport, render_counts
+
+    manifest = {"counts": {"outputs": {"pairs": 5, "gt_postcondition_unknown": 2}},
+                "backend_stats_by_stage": {"outputs": {
+                    "processes": 1.0, "checks": 9.0,
+                    "unknown gt postcondition: stuck reduction": 2.0}}}
+    (row,) = [line for line in render_counts(RunReport(tmp_path, manifest, {}, {}, [], {}))
+              if line.startswith("| outputs")]
+    assert "gt_postcondition_unknown=2" in row
+    assert "unknown gt postcondition: stuck reduction=2" in row and "processes" not in row

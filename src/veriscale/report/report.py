@@ -429,9 +429,16 @@ def render_counts(report: RunReport) -> list[str]:
     counts = report.manifest.get("counts")
     if not isinstance(counts, dict) or not counts:
         return [*lines, NOT_AVAILABLE + ": no counts in manifest.json.", ""]
+    oracle = report.manifest.get("backend_stats_by_stage")
+    oracle = oracle if isinstance(oracle, dict) else {}
     rows = []
     for stage, values in counts.items():
         if isinstance(values, dict):
+            # the oracle's unknown verdicts by cause ("unknown gt postcondition: ..."):
+            # the stage's own counts cannot say why a verdict is unknown
+            extra = oracle.get(stage) if isinstance(oracle.get(stage), dict) else {}
+            values = {**values, **{k: v for k, v in extra.items()
+                                   if str(k).startswith("unknown ")}}
             rows.append([stage, ", ".join(f"{k}={_num(v)}" for k, v in values.items())])
     lines += _md_table(["Stage", "Totals over tasks"], rows, "ll")
     return lines
