@@ -599,6 +599,7 @@ class Pipeline:
                 "checks": s.checks,
                 "seconds": round(s.seconds, 3),
                 **s.extra,
+                **({"unknowns": dict(sorted(s.unknowns.items()))} if s.unknowns else {}),
             }
         usage = usage_summary(self._provider, self.config.llm, self.rd.root / "llm_cache.sqlite")
         formats = sorted({detect_format(d) for d in task_dirs(self.benchmark_dir)})
