@@ -29,6 +29,11 @@ UNKNOWN_CAUSES = (
 )
 
 
+VERDICT_UNKNOWN_PREFIX = "unknown "
+"""How a stage's oracle figures name UNKNOWN verdicts by cause: ``unknown gt
+postcondition: stuck reduction`` (:meth:`~veriscale.backends.base.BackendStats.count_unknowns`)."""
+
+
 def unknown_cause(detail: str) -> str:
     """A short, countable cause for an unknown verdict or a failed run (first match wins)."""
     low = (detail or "").lower()

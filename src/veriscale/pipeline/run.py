@@ -36,6 +36,7 @@ from rich.table import Table
 from veriscale import __version__, artifacts
 from veriscale.artifacts import Artifact, ReductionArtifact
 from veriscale.backends.base import Backend
+from veriscale.backends.causes import VERDICT_UNKNOWN_PREFIX
 from veriscale.backends.coalesce import can_coalesce, coalesced_map
 from veriscale.backends.language import plugin_for_backend
 from veriscale.benchmark.fingerprint import task_fingerprint
@@ -81,9 +82,6 @@ class RunSummary:
     oracle_cache: dict[str, Any] = field(default_factory=dict)
 
 
-UNKNOWN_PREFIX = "unknown "
-
-
 def _stats_of(backend: Any) -> dict[str, float]:
     """The backend's process/check/second counters, and its UNKNOWN verdicts by cause
     as ``unknown <which>: <cause>`` (zeros without a backend)."""
@@ -91,7 +89,7 @@ def _stats_of(backend: Any) -> dict[str, float]:
     unknowns = getattr(st, "unknowns", None) or {}
     return {"processes": getattr(st, "processes", 0), "checks": getattr(st, "checks", 0),
             "seconds": float(getattr(st, "seconds", 0.0)),
-            **{UNKNOWN_PREFIX + k: v for k, v in sorted(unknowns.items())}}
+            **{VERDICT_UNKNOWN_PREFIX + k: v for k, v in sorted(unknowns.items())}}
 
 
 class FileProgress:
@@ -337,7 +335,7 @@ class Pipeline:
                     after = _stats_of(backend)
                     delta = {k: round(after[k] - before.get(k, 0), 3) for k in after}
                     self.stage_backend[name] = {k: v for k, v in delta.items()
-                                                if v or not k.startswith(UNKNOWN_PREFIX)}
+                                                if v or not k.startswith(VERDICT_UNKNOWN_PREFIX)}
         if asks_llm:
             raise_if_stopped(self._provider)  # the endpoint cannot answer at all
         for task, result in zip(todo, results, strict=True):
@@ -408,7 +406,7 @@ class Pipeline:
             table.add_row("oracle processes", str(int(oracle["processes"])))
             table.add_row("oracle checks", str(int(oracle["checks"])))
         for key, value in (oracle or {}).items():
-            if key.startswith(UNKNOWN_PREFIX):  # verdicts by cause: "unknown gt postcondition: …"
+            if key.startswith(VERDICT_UNKNOWN_PREFIX):  # verdicts by cause: "unknown gt postcondition: …"
                 table.add_row(key, str(int(value)))
         self.console.print(table)
 

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from veriscale.backends.causes import VERDICT_UNKNOWN_PREFIX
 from veriscale.benchmark.model import Task
 from veriscale.report.stats import TaskCounts, counts_of, dataset_counts, multipliers, suite_stats
 
@@ -438,7 +439,7 @@ def render_counts(report: RunReport) -> list[str]:
             # the stage's own counts cannot say why a verdict is unknown
             extra = oracle.get(stage) if isinstance(oracle.get(stage), dict) else {}
             values = {**values, **{k: v for k, v in extra.items()
-                                   if str(k).startswith("unknown ")}}
+                                   if str(k).startswith(VERDICT_UNKNOWN_PREFIX)}}
             rows.append([stage, ", ".join(f"{k}={_num(v)}" for k, v in values.items())])
     lines += _md_table(["Stage", "Totals over tasks"], rows, "ll")
     return lines
