@@ -248,4 +248,4 @@ def test_stage_backend_figures_carry_unknown_verdicts_by_cause() -> None:
     inner = Inner()
     inner.stats.count_unknowns("postcondition_holds", None, ["stuck reduction: Decidable.rec"])
     assert _stats_of(inner) == {"processes": 2, "checks": 10, "seconds": 0.0,
-                   "unknown gt postcondition: stuck reduction": 1}
+                                "unknown gt postcondition: stuck reduction": 1}

@@ -596,8 +596,8 @@ class LeanBackend:
 
     def _climb(self, jobs: Sequence[tuple[render.Variant, list[str]]],
                final: list[list[CheckOutput]], levels: list[int],
-               on_file: _OnFile | None = None,
-               asked: set[tuple[int, int]] | None = None) -> dict[str, int]:
+               on_file: _OnFile | None,
+               asked: set[tuple[int, int]]) -> dict[str, int]:
         """The heartbeat ladder after the probe round (see :meth:`_execute`): retry the
         checks of ``final`` that exceeded ``levels[0]``, in place; returns its counts.
 
@@ -674,8 +674,7 @@ class LeanBackend:
             # every worker (the other cores idle during it otherwise).
             spread = measured and cost(sends) > limits.start_seconds
             ladder = [command(at, lv) for at, lv in sends]
-            stuck = (self._kernel_asks(jobs, final, asked)
-                     if self.kernel and asked is not None else _KernelAsks())
+            stuck = self._kernel_asks(jobs, final, asked) if self.kernel else _KernelAsks()
             outs = self._execute_round(ladder + stuck.jobs, _fallback=True,
                                        split=1 if spread else None)
             if stuck.where:
@@ -761,10 +760,13 @@ class LeanBackend:
         if not stuck.where:
             return
         with self._lock:
-            kd = self.stats.extra.setdefault("kernel_decide", {"asked": 0, "decided": 0, "rounds": 0})
-            kd["rounds"] += 1  # rounds of its own: a Lean start each
+            self._kernel_stats()["rounds"] += 1  # rounds of its own: a Lean start each
         self._kernel_settle(stuck, self._execute_round(stuck.jobs, _fallback=True), final,
                             on_file)
+
+    def _kernel_stats(self) -> dict[str, int]:
+        """``backend_stats.kernel_decide`` (the caller holds the lock)."""
+        return self.stats.extra.setdefault("kernel_decide", {"asked": 0, "decided": 0, "rounds": 0})
 
     def _kernel_asks(self, jobs: Sequence[tuple[render.Variant, list[str]]],
                      final: list[list[CheckOutput]],
@@ -808,7 +810,7 @@ class LeanBackend:
                     "", old.definition_errors, old.header_errors, old.dropped_imports)
         _tell(on_file, [((ji, ci), final[ji][ci]) for ji, ci in stuck.where])
         with self._lock:
-            kd = self.stats.extra.setdefault("kernel_decide", {"asked": 0, "decided": 0, "rounds": 0})
+            kd = self._kernel_stats()
             kd["asked"] += len(stuck.where)
             kd["decided"] += decided
             per = self.stats.extra.setdefault("kernel_decide_by_check", {})
