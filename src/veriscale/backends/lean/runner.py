@@ -393,6 +393,8 @@ class WasmRunner(LeanRunner):
                     )
                 log.warning("WASM Lean not found in %s: installing it now (npm)", inst.root)
                 inst = wasm_setup.install_wasm(inst.root)
+            elif inst.launcher == inst.lean_js:  # installed before the launcher existed
+                inst = wasm_setup.install_wasm(inst.root)
             self._install = inst
         return self._install
 
@@ -414,7 +416,7 @@ class WasmRunner(LeanRunner):
         env["LEAN_PATH"] = str(wasm_setup.find_lean_path(inst.lib_dir))
         env[WORKER_STACK_ENV] = str(self.worker_stack_mb)
         node_flags = [f"--stack-size={self.v8_stack_kb()}", "--require", str(WORKER_PRELOAD)]
-        return ([str(inst.node), *node_flags, str(inst.lean_js), *LEAN_OPTIONS, "--json",
+        return ([str(inst.node), *node_flags, str(inst.launcher), *LEAN_OPTIONS, "--json",
                  file.name], file.parent, env)
 
     def v8_stack_kb(self) -> int:

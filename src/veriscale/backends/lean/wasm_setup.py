@@ -33,6 +33,46 @@ VISIBLE_ROOTS = (Path("/tmp"), Path("/home"))
 ENV_DIR = "VERISCALE_LEAN_WASM_DIR"
 _MARKER = ".veriscale-complete"
 
+# ---------------------------------------------------------------- the launcher
+# lean.js is emscripten's glue around lean.wasm. Its dlsym finds a symbol's index by
+# building the list of all ~200,000 exports and scanning it, on every call; importing
+# Init calls it for every compiled declaration, and that was ~110 of the ~120 seconds a
+# Lean file took to start (measured with node --cpu-prof: `__dlsym_js`). The launcher is
+# lean.js with that one scan replaced by a lookup in an index of the same list, built
+# once per export table and rebuilt only if a symbol was added since; the answer (the
+# symbol's position in `Object.keys`) is the same, so Lean's behaviour is unchanged.
+LAUNCHER_NAME = "lean.veriscale.js"
+LAUNCHER_HEADER = "// veriscale launcher 1: lean.js with an indexed dlsym (see wasm_setup.py)\n"
+_DLSYM_SCAN = "newSymIndex=Object.keys(lib.exports).indexOf(symbol);"
+_DLSYM_LOOKUP = "newSymIndex=__veriscaleSymbolIndex(lib.exports,symbol);"
+_DLSYM_DEFINITION = "var __dlsym_js="
+SYMBOL_INDEX_JS = (
+    "var __veriscaleSymbolIndexes=new WeakMap;"
+    "var __veriscaleSymbolIndex=(exports,symbol)=>{"
+    "var index=__veriscaleSymbolIndexes.get(exports);"
+    "if(index){var i=index.get(symbol);if(i!==undefined)return i;"
+    "if(!Object.prototype.propertyIsEnumerable.call(exports,symbol))return -1}"
+    "var keys=Object.keys(exports);index=new Map;"
+    "for(var k=0;k<keys.length;k++)index.set(keys[k],k);"
+    "__veriscaleSymbolIndexes.set(exports,index);"
+    "var j=index.get(symbol);return j===undefined?-1:j};"
+)
+"""Same answer as ``Object.keys(exports).indexOf(symbol)`` for export tables of C
+symbols: emscripten only ever adds exports (never deletes) and a C name is never an
+integer (JavaScript lists integer keys first), so positions in the key list are stable,
+and a symbol missing from the index is either absent (``propertyIsEnumerable`` says so
+without a scan) or new, which rebuilds the index."""
+
+
+def patch_lean_js(text: str) -> str | None:
+    """``lean.js`` with the indexed dlsym, or None if this lean.js is not the one the
+    patch was written for (then the original is used, only slower)."""
+    if text.count(_DLSYM_SCAN) != 1 or text.count(_DLSYM_DEFINITION) != 1:
+        return None
+    text = text.replace(_DLSYM_SCAN, _DLSYM_LOOKUP)
+    text = text.replace(_DLSYM_DEFINITION, SYMBOL_INDEX_JS + _DLSYM_DEFINITION)
+    return LAUNCHER_HEADER + text
+
 
 class WasmSetupError(RuntimeError):
     """The WASM Lean could not be installed (npm missing, download failed, bad directory)."""
@@ -74,6 +114,12 @@ class WasmInstall:
         return self.root / "lean" / "package" / "lean.js"
 
     @property
+    def launcher(self) -> Path:
+        """The script node runs: the patched lean.js when it was written, else lean.js."""
+        patched = self.lean_js.with_name(LAUNCHER_NAME)
+        return patched if _is_current_launcher(patched) else self.lean_js
+
+    @property
     def lib_dir(self) -> Path:
         """The ``LEAN_PATH``: where ``lean-lib.tar.gz`` was unpacked."""
         return self.root / "lib"
@@ -81,6 +127,37 @@ class WasmInstall:
     @property
     def complete(self) -> bool:
         return (self.root / _MARKER).exists() and self.node.exists() and self.lean_js.exists()
+
+
+def _is_current_launcher(path: Path) -> bool:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return fh.readline() == LAUNCHER_HEADER
+    except OSError:
+        return False
+
+
+def write_launcher(inst: WasmInstall) -> Path:
+    """Write the launcher beside lean.js (it must sit there: the module finds lean.wasm,
+    and starts its threads, from its own path); idempotent, atomic. Returns the script
+    to run, lean.js itself if it cannot be patched."""
+    target = inst.lean_js.with_name(LAUNCHER_NAME)
+    if _is_current_launcher(target):
+        return target
+    patched = patch_lean_js(inst.lean_js.read_text(encoding="utf-8"))
+    if patched is None:
+        log.warning("%s: not the lean.js the launcher was written for; using it unpatched "
+                    "(each Lean file then starts about ten times slower)", inst.lean_js)
+        return inst.lean_js
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".launcher-")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(patched)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return target
 
 
 def _run(cmd: list[str], cwd: Path, what: str) -> None:
@@ -135,12 +212,13 @@ def install_wasm(
             f"{root}: the WASM Lean only sees /tmp and /home; choose a cache directory under them"
         )
     inst = WasmInstall(root)
-    if inst.complete and not force:
+    if inst.complete and not force and inst.launcher != inst.lean_js:
         return inst
     root.mkdir(parents=True, exist_ok=True)
     with open(root.parent / f".{root.name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if inst.complete and not force:
+            write_launcher(inst)  # an install from before the launcher existed
             return inst
         (root / _MARKER).unlink(missing_ok=True)
         for sub in ("lean", "node", "lib"):
@@ -161,6 +239,7 @@ def install_wasm(
         lib_tgz.unlink()  # 98 MB we no longer need
         if not inst.node.exists() or not inst.lean_js.exists():
             raise WasmSetupError(f"unexpected package layout under {root}")
+        write_launcher(inst)
         (root / _MARKER).write_text(version_key() + "\n")
         say(f"WASM Lean ready in {root}")
     return inst
