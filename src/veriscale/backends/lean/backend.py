@@ -250,17 +250,20 @@ class FileLimits:
         return heartbeats * self.heartbeat_ms / 1000
 
 
-# WASM: 32-bit memory (4 GB) caps a process; a file's cost is dominated by the
-# import of Init (110 s where WASM.md was measured; 200-310 s of wall time and 3.6 GB
-# of resident memory for a file holding only `#check 1` on this project's 2-core
-# machines) and each command costs about 0.03 s, so files are large. Memory does not
-# grow with them: 20,000 commands ran at 3.7 GB, once the runner gave node's stacks
-# room (runner.WasmRunner.stack_mb). The timeout (2,400 CPU seconds) was sized for
-# files of 2,400 checks, about 1 s each under the probe's heartbeat budget.
+# WASM: 32-bit memory (4 GB) caps a process; each command costs about 0.03 s. A file
+# starts with the import of Init: 110-120 s alone (200-310 s of wall time on a busy
+# 2-core machine) until the launcher (wasm_setup.LAUNCHER_NAME) removed emscripten's
+# dlsym scan from it; now about 12 s alone, at the same 3.6 GB of resident memory.
+# start_seconds is that start on a shared machine. Files stay large for memory's
+# sake: 20,000 commands ran at 3.7 GB, once the runner gave node's stacks room
+# (runner.WasmRunner.stack_mb). A round is spread over the workers from 500 checks
+# (about 15 s of checks, the price of a start). The timeout (2,400 CPU seconds) was
+# sized for files of 2,400 checks, about 1 s each under the probe's heartbeat budget.
 # Native: no cap, but smaller files spread over more cores.
 FILE_LIMITS = {
     "wasm": FileLimits(checks=12000, units=100, peak_mb=4300, cell_budget=3000,
-                       timeout_checks=2400, start_seconds=300, heartbeat_ms=0.4),
+                       timeout_checks=2400, split_checks=500, start_seconds=30,
+                       heartbeat_ms=0.4),
     "native": FileLimits(checks=300, units=8, peak_mb=2000),
 }
 
