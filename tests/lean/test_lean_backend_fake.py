@@ -542,7 +542,7 @@ def test_heartbeat_probe_climbs_budgets_with_scouts(fake_lean, tmp_path) -> None
 
 def test_checks_that_cost_less_than_a_lean_start_go_with_their_scouts(fake_lean, tmp_path) -> None:
     """Where a Lean start costs more than a unit's waiting checks would if all of them
-    ran out of the next budget (WASM: 300 s against 0.4 ms per heartbeat), they go with
+    ran out of the next budget (WASM: 30 s against 0.4 ms per heartbeat), they go with
     the scouts instead of a round later; the answers are the same, in fewer rounds."""
     from dataclasses import replace
 

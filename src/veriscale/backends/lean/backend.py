@@ -24,7 +24,7 @@ Lake project); elsewhere undecided inputs stay UNKNOWN and the detail says so.
 Unknown is never promoted: a check with no clean ``true``/``false`` (stuck
 reduction, no ``Decidable`` instance, heartbeats, timeout, crash) is UNKNOWN
 with the reason. Batch API, for packing many tasks into one file (what makes
-WASM usable: each Lean start costs about two minutes)::
+WASM usable: each Lean start costs the import of ``Init``)::
 
     backend.classify_many([(task, inputs), ...])
     backend.run_many([(task, impl_or_None, inputs), ...])
@@ -610,7 +610,7 @@ class LeanBackend:
         14, both stages with a kernel round had ladder rounds before it).
 
         Each waiting check knows the largest budget it exceeded. Where the runner's
-        costs are measured (:class:`FileLimits`; WASM, where a Lean start costs 300 s
+        costs are measured (:class:`FileLimits`; WASM, where a Lean start counts 30 s
         and a check stuck under 16,000 heartbeats 6 s), a unit's scouts try every larger
         budget in one round, and its other checks go with them under the next budget
         while, all stuck and spread over the workers, they would lengthen the round by
