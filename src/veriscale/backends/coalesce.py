@@ -1,11 +1,12 @@
 """Cross-task batching without changing stage code.
 
 A backend whose unit of cost is a process start (WASM Lean: the import of
-``Init``, 12 s alone, more on a busy machine) wants every check of every task in as few files as possible, but
-stages are written one task at a time. :func:`coalesced_map` runs the per-task
-function for all tasks in threads, each holding a proxy backend; whenever every
-live thread is waiting on the oracle, the proxies' pending requests go to the
-real backend as one ``evaluate_many`` call, and each thread gets its answers.
+``Init``, 12 s alone, more on a busy machine) wants every check of every task in
+as few files as possible, but stages are written one task at a time.
+:func:`coalesced_map` runs the per-task function for all tasks in threads, each
+holding a proxy backend; whenever every live thread is waiting on the oracle,
+the proxies' pending requests go to the real backend as one ``evaluate_many``
+call, and each thread gets its answers.
 The per-task code stays a plain sequence of backend calls, and its results do
 not depend on thread timing: each request is answered on its own.
 """
