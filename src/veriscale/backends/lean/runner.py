@@ -392,10 +392,8 @@ class WasmRunner(LeanRunner):
                         f"WASM Lean not installed in {inst.root}: run `veriscale lean setup --wasm`"
                     )
                 log.warning("WASM Lean not found in %s: installing it now (npm)", inst.root)
-                inst = wasm_setup.install_wasm(inst.root)
-            elif inst.launcher == inst.lean_js:  # installed before the launcher existed
-                inst = wasm_setup.install_wasm(inst.root)
-            self._install = inst
+            # returns at once when complete; adds the launcher to an older install
+            self._install = wasm_setup.install_wasm(inst.root)
         return self._install
 
     def on_worker(self) -> WasmRunner:

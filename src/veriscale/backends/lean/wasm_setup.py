@@ -137,18 +137,18 @@ def _is_current_launcher(path: Path) -> bool:
         return False
 
 
-def write_launcher(inst: WasmInstall) -> Path:
+def write_launcher(inst: WasmInstall) -> None:
     """Write the launcher beside lean.js (it must sit there: the module finds lean.wasm,
-    and starts its threads, from its own path); idempotent, atomic. Returns the script
-    to run, lean.js itself if it cannot be patched."""
+    and starts its threads, from its own path); idempotent, atomic. ``inst.launcher``
+    then names it, or lean.js itself if it cannot be patched."""
     target = inst.lean_js.with_name(LAUNCHER_NAME)
     if _is_current_launcher(target):
-        return target
+        return
     patched = patch_lean_js(inst.lean_js.read_text(encoding="utf-8"))
     if patched is None:
         log.warning("%s: not the lean.js the launcher was written for; using it unpatched "
                     "(each Lean file then starts about ten times slower)", inst.lean_js)
-        return inst.lean_js
+        return
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".launcher-")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
@@ -157,7 +157,6 @@ def write_launcher(inst: WasmInstall) -> Path:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-    return target
 
 
 def _run(cmd: list[str], cwd: Path, what: str) -> None:
