@@ -146,8 +146,29 @@ def error_reason(text: str) -> str:
     return "error: " + first_line(text)
 
 
+PANIC = "panic"
+"""The reason of a check whose evaluation printed before its result (compiled mode: a
+``panic!``, ``get!`` out of bounds, ``head!`` of an empty list). The evaluated code
+then returns ``default``, which is never taken for its answer."""
+
+
+def runtime_output(out: CheckOutput) -> str | None:
+    """What the evaluated code printed besides its result, if anything.
+
+    A value or ``decide`` check prints exactly one information message, its result
+    (last). Compiled code that panics prints the panic first, then returns ``default``.
+    """
+    infos = out.infos
+    if len(infos) > 1 and not out.errors:
+        return first_line(" | ".join(infos[:-1]), 200)
+    return None
+
+
 def bool_answer(out: CheckOutput) -> tuple[bool | None, str]:
     """``true``/``false`` from ``#reduce decide``/``#eval! decide``; else None and why."""
+    printed = runtime_output(out)
+    if printed is not None:
+        return None, f"{PANIC}: {printed}"
     if out.errors:
         reason = error_reason(out.errors[0])
         extra = out.context_reason()
@@ -481,6 +502,7 @@ class LeanBackend:
         keep_files: bool = False,
         crash_retries: int = 2,
         executor: Executor | None = None,
+        batch_size: int | None = None,
         **other: Any,
     ) -> None:
         if isinstance(runner, LeanRunner):
@@ -500,6 +522,8 @@ class LeanBackend:
         if mode == "compiled" and not self.runner.supports_compiled:
             raise ValueError(f"the {self.runner.name} Lean runner supports kernel mode only")
         self.mode = mode
+        # compiled mode: checks asked together in one #eval! of a list (render.BATCH_SIZE)
+        self.batch_size = 1 if mode == "kernel" else max(1, int(batch_size or render.BATCH_SIZE))
         limits = file_limits(self.runner.name)
         self.chunk_size = int(chunk_size or limits.checks)
         self.tasks_per_file = int(tasks_per_file or limits.units)
@@ -512,8 +536,12 @@ class LeanBackend:
         # 2000 of 400000 (measured on WASM): a 60-element list literal's #check needs
         # more than 250; ordinary checks of 20 VERINA tasks fit 2000; a stuck one
         # costs about 0.4 ms per heartbeat.
-        self.probe_heartbeats = int(self.max_heartbeats // 200 if probe_heartbeats is None
-                                    else probe_heartbeats)
+        # Compiled mode: no probe by default. Heartbeats bound elaboration there, not
+        # the evaluation, so no check gets stuck spending them; a probe would only add
+        # the ladder's rounds (a Lean start each: about 30 s on WASM with the prelude).
+        if probe_heartbeats is None:
+            probe_heartbeats = self.max_heartbeats // 200 if mode == "kernel" else 0
+        self.probe_heartbeats = int(probe_heartbeats)
         self.heartbeat_retries = max(0, int(heartbeat_retries))
         self.heartbeat_step = max(2, int(heartbeat_step))
         self.keep_files = keep_files
@@ -889,8 +917,9 @@ class LeanBackend:
         outs: list[tuple[tuple[int, int], CheckOutput]], live: _LiveCount | None = None,
     ) -> None:
         attempt = 0
+        single: set[tuple[int, int]] = set()  # checks a batch failed: asked one by one
         while pieces:
-            done, rest, culprit = self._run_once(pieces, live)
+            done, rest, culprit = self._run_once(pieces, live, single)
             outs.extend(done)
             if culprit is not None:
                 outs.append(culprit)
@@ -930,24 +959,62 @@ class LeanBackend:
         log.warning("%s: adding compatibility definitions for %s", task.id, ", ".join(sorted(new)))
         return True
 
+    def _groups(self, items: list[tuple[int, int, str]], single: set[tuple[int, int]]
+                ) -> list[list[int]]:
+        """``items`` (of one unit) as the checks each Lean command answers: in compiled
+        mode, up to ``batch_size`` batchable checks of one :func:`render.batch_key`
+        become one command (classification alternates a syntax check and a decision,
+        so a batch gathers its checks from the whole unit; each command is independent
+        of the others, so their order is free); a check in ``single`` never joins one."""
+        groups: list[list[int]] = []
+        open_: dict[tuple[int, str, str], list[int]] = {}
+        for k, (ji, idx, command) in enumerate(items):
+            key = None if self.batch_size < 2 or (ji, idx) in single \
+                else render.batch_key(command)
+            if key is None:
+                groups.append([k])
+                continue
+            group = open_.get(key)
+            if group is None or len(group) >= self.batch_size:
+                group = open_[key] = []
+                groups.append(group)
+            group.append(k)
+        return groups
+
     def _run_once(
         self, pieces: list[tuple[render.Variant, list[tuple[int, int, str]]]],
         live: _LiveCount | None = None,
+        single: set[tuple[int, int]] | None = None,
     ) -> tuple[list[tuple[tuple[int, int], CheckOutput]],
                list[tuple[render.Variant, list[tuple[int, int, str]]]],
                tuple[tuple[int, int], CheckOutput] | None]:
+        """Run ``pieces`` in one file: the checks answered, those to ask again, and
+        the check that stopped Lean (if one did). Checks of a batch that gave no clean
+        answer are asked again, each on its own (they join ``single``)."""
+        single = set() if single is None else single
+        grouped = [self._groups(items, single) for _, items in pieces]
+        batches = [[render.batch_command([items[k][2] for k in g], self.max_heartbeats)
+                    if len(g) > 1 else None
+                    for g in groups] for (_, items), groups in zip(pieces, grouped, strict=True)]
         units = [
-            render.Unit(render.namespace_for(v.task.id, i), v, [c for _, _, c in items])
-            for i, (v, items) in enumerate(pieces)
+            render.Unit(render.namespace_for(v.task.id, i), v,
+                        [items[g[0]][2] if b is None else b[0]
+                         for g, b in zip(groups, batches[i], strict=True)])
+            for i, ((v, items), groups) in enumerate(zip(pieces, grouped, strict=True))
         ]
+        prelude = "" if self.kernel else self.runner.compiled_prelude()
         layout = render.layout_file(units, kernel=self.kernel, max_heartbeats=self.max_heartbeats,
                                     allow_import=self._allow_import,
-                                    prelude=self._compat_for(pieces))
+                                    prelude="\n\n".join(p for p in (prelude, self._compat_for(pieces))
+                                                        if p),
+                                    imports=() if self.kernel else self.runner.compiled_imports)
         name = self._next_name()  # the unit writes the file wherever it runs
         start = time.monotonic()
         on_line = None
         if live is not None and not is_remote(self.executor):
-            on_line = live.attempt(sorted(lines[0] for unit in layout.checks for lines in unit))
+            on_line = live.attempt(sorted(lines[0] for ui, unit in enumerate(layout.checks)
+                                          for gi, lines in enumerate(unit)
+                                          for _ in grouped[ui][gi]))
         got = self.executor.map(
             run_prover_file, [ProverFile(self.runner, name, layout.text, self.keep_files,
                                          toolchain=self.runner.identity(),
@@ -989,6 +1056,8 @@ class LeanBackend:
         rest: list[tuple[render.Variant, list[tuple[int, int, str]]]] = []
         culprit: tuple[tuple[int, int], CheckOutput] | None = None
         culprit_kind: tuple[int, str] | None = None
+        unbatched = rebatched = 0
+        batch_blamed = False  # Lean stopped in a batch: its checks go singly, no culprit
         for ui, (variant, items) in enumerate(pieces):
             def_errors = [m.text for m in att.definitions[ui] if m.is_error]
             own = set(variant.imports())  # another unit's missing imports are not this one's
@@ -997,11 +1066,39 @@ class LeanBackend:
                 rest.append((variant, list(items)))  # again, with the missing names defined
                 continue
             left: list[tuple[int, int, str]] = []
-            for ci, item in enumerate(items):
+            for gi, group in enumerate(grouped[ui]):
+                first_line_of_check = layout.checks[ui][gi][0]
+                messages = att.checks[ui][gi]
+                if len(group) > 1:  # a batch: split its answer, or ask its checks singly
+                    unreached = stopped and first_line_of_check > frontier
+                    if unreached and (culprit is not None or batch_blamed):
+                        left += [items[k] for k in group]  # unreached, not suspect
+                        continue
+                    batch_blamed = batch_blamed or unreached
+                    offset = batches[ui][gi][1]  # type: ignore[index]
+                    answers = [None] * len(group) if unreached else _batch_answers(
+                        messages, first_line_of_check + offset, len(group),
+                        checked=(render.batch_key(items[group[0]][2]) or (0, "", ""))[1]
+                        == "check")
+                    for k, answer in zip(group, answers, strict=True):
+                        ji, idx, _ = items[k]
+                        if answer is None:  # ask again, on its own
+                            single.add((ji, idx))
+                            left.append(items[k])
+                            unbatched += 1
+                        elif answer == ():  # ask again, in a batch without the failed terms
+                            left.append(items[k])
+                            rebatched += 1
+                        else:
+                            done.append(((ji, idx), CheckOutput(list(answer), "", def_errors,
+                                                                header_errors, dropped)))
+                    continue
+                item = items[group[0]]
                 ji, idx, command = item
-                first_line_of_check = layout.checks[ui][ci][0]
                 if stopped and first_line_of_check > frontier:
-                    if culprit is None:
+                    if batch_blamed:
+                        left.append(item)
+                    elif culprit is None:
                         culprit = ((ji, idx), CheckOutput([], failure, def_errors, header_errors,
                                                           dropped))
                         culprit_kind = (ui, _command_kind(command))
@@ -1017,11 +1114,15 @@ class LeanBackend:
                     else:
                         left.append(item)
                     continue
-                done.append(((ji, idx), CheckOutput(att.checks[ui][ci], failure if not stopped
+                done.append(((ji, idx), CheckOutput(messages, failure if not stopped
                                                     else "", def_errors, header_errors,
                                                     dropped)))
             if left:
                 rest.append((variant, left))
+        if unbatched or rebatched:
+            with self._lock:
+                for key, n in (("unbatched", unbatched), ("rebatched", rebatched)):
+                    self.stats.extra[key] = self.stats.extra.get(key, 0) + n
         if culprit_kind is not None:
             # The unit that stopped Lean goes last in the retry: if another of its
             # checks stops Lean again, every other unit's checks are answered first,
@@ -1461,6 +1562,40 @@ def _broken_definitions(out: CheckOutput, limit: int = 200) -> str:
     return "compile: " + first
 
 
+def _batch_answers(messages: Sequence[LeanMessage], first: int, n: int,
+                   checked: bool = False) -> list[tuple[LeanMessage, ...] | None]:
+    """Each term's answer from a batched ``#eval!`` (``checked``: ``#check``) whose
+    ``n`` terms start on line ``first``, one a line: its printed result, as the message
+    a single check would print; its own elaboration errors (the list was then not
+    evaluated); ``()``: ask again in a batch (another term failed); ``None``: ask again
+    on its own (the batch failed as a whole: an error outside the terms, a panic,
+    anything unexpected). A ``#check`` term without an error of its own elaborated:
+    it is answered whatever the others did. Warnings are dropped, as a single check's
+    reading ignores them."""
+    errors = [m for m in messages if m.is_error]
+    infos = [m for m in messages if m.severity == "information"]
+    if checked:
+        if not infos and not errors:
+            return [None] * n
+        ok = LeanMessage("information", first, 0, first, 0, "(checked in a batch)")
+    if errors:
+        own: dict[int, list[LeanMessage]] = {}
+        for m in errors:
+            if not first <= m.line < first + n:
+                return [None] * n
+            own.setdefault(m.line - first, []).append(m)
+        again: tuple[LeanMessage, ...] = (ok,) if checked else ()
+        return [tuple(own[k]) if k in own else again for k in range(n)]
+    if checked:
+        return [(ok,)] * n
+    parts = render.split_list(infos[0].text) if len(infos) == 1 else None
+    if parts is None or len(parts) != n:
+        return [None] * n
+    m = infos[0]
+    return [(LeanMessage("information", m.line, m.column, m.end_line, m.end_column, t),)
+            for t in parts]
+
+
 def kernel_answer(pos: CheckOutput, neg: CheckOutput) -> bool | None:
     """``P`` / ``¬P`` by ``decide +kernel``: which one elaborated cleanly, if exactly one."""
 
@@ -1519,6 +1654,8 @@ def _main_name(variant: render.Variant) -> str:
 def _protocol_answer(op: str, raw: Any) -> Any:
     """What the protocol returns for one item of ``op``, from its plan's answer."""
     if op in ("precondition_holds", "postcondition_holds"):
+        if raw[0] is None and raw[1].startswith(PANIC + ":"):
+            return Verdict.ERROR  # the specification itself failed on this item
         return Verdict.of(raw[0])
     if op == "classify":
         return _classification(*raw)
@@ -1537,6 +1674,8 @@ def equality_outcome(out: CheckOutput) -> Outcome:
     b, why = bool_answer(out)
     if b is not None:
         return Outcome(True, value=b)
+    if why.startswith(PANIC + ":"):  # the code under test failed: its FAIL
+        return Outcome(False, error="crash: " + why)
     if out.definition_errors:
         return Outcome(False, error=_broken_definitions(out))
     if out.failure == "timeout":
@@ -1548,6 +1687,9 @@ def equality_outcome(out: CheckOutput) -> Outcome:
 
 def value_outcome(out: CheckOutput, ret: Any, kernel: bool) -> Outcome:
     """The printed value of a call, parsed by type; failures say why."""
+    printed = runtime_output(out)
+    if printed is not None:  # the code failed (its ``default`` result is not its answer)
+        return Outcome(False, error=f"crash: {PANIC}: {printed}")
     if out.errors:
         if out.definition_errors:
             return Outcome(False, error=_broken_definitions(out))

@@ -503,13 +503,16 @@ def layout_file(
     max_heartbeats: int,
     allow_import: object = is_core_import,
     prelude: str = "",
+    imports: Sequence[str] = (),
 ) -> Layout:
     """The text of one Lean file holding ``units``, and where each piece landed.
 
-    ``prelude`` (top-level declarations, e.g. compatibility definitions) goes
-    after the options, outside every unit; its messages count as the header's.
+    ``imports`` (the runner's own, e.g. for compiled evaluation) come first;
+    ``prelude`` (top-level declarations: the runner's compiled-evaluation prelude,
+    compatibility definitions) goes after the options, outside every unit; its
+    messages count as the header's.
     """
-    wanted: list[str] = []
+    wanted: list[str] = list(imports)
     for u in units:
         for mod in u.variant.imports():
             if mod not in wanted:
@@ -522,6 +525,8 @@ def layout_file(
         "set_option format.width 100000000",
         "set_option linter.unusedVariables false",
     ]
+    if not kernel:  # #eval prints by Repr, whole: through ToExpr it elides long values (⋯)
+        head.append("set_option eval.pp false")
     if prelude.strip():
         head += ["", prelude.strip("\n")]
     header = w.add("\n".join(head))
@@ -584,3 +589,112 @@ def attribute(layout: Layout, messages: Sequence[LeanMessage]) -> Attributed:
         else:
             out.header.append(msg)
     return out
+
+
+# ---------------------------------------------------------------- batched evaluation
+#
+# In compiled mode each ``#eval!`` compiles a definition of its own: about 31 ms a check
+# on WASM, against about 8 ms a check for one ``#eval!`` of a list of 100 calls
+# (shared/lean/compiled-eval). Checks of one unit that print the same kind of result
+# are therefore asked together, as one list; a list whose answer is not exactly one
+# clean list of as many results (an elaboration error in one element, a panic, a
+# crash) is asked again one check at a time, so batching never changes an answer.
+
+BATCH_SIZE = 64
+"""Checks in one batched ``#eval!``: most of the saving, while a failed batch (asked
+again singly) costs little."""
+
+_EVAL = "#eval! "
+_CHECK = "#check ("
+
+
+def batch_key(command: str) -> tuple[int, str, str] | None:
+    """(heartbeat budget, result kind, function) of a compiled-mode check that can join
+    a batch with others of the same key, or None. Kinds: ``decide``, ``==`` (both
+    print a Bool), ``value`` (a call, of the unit's return type) and ``check`` (the
+    syntax filter's ``#check``). Checks of one
+    function share a batch: they tend to fail together (a specification with no
+    ``Decidable`` instance), so a batch rarely loses good terms to another's error."""
+    budget = 0
+    m = _PROBE_PREFIX.match(command)
+    if m:
+        budget, command = int(command.split()[2]), command[m.end():]
+    if "\n" in command:
+        return None
+    if command.startswith(_CHECK):
+        kind, rest = "check", command[len(_CHECK):]
+        fn = re.match(r"[^\s()]+", rest)
+        return (budget, kind, fn.group(0)) if fn else None
+    if not command.startswith(_EVAL):
+        return None
+    body = command[len(_EVAL):]
+    if body.startswith("decide ("):
+        kind, rest = "decide", body[len("decide ("):]
+    elif body.startswith("((") and ") == (" in body:
+        kind, rest = "==", body[2:]
+    elif body.startswith("("):
+        kind, rest = "value", body[1:]
+    else:
+        return None
+    fn = re.match(r"[^\s()]+", rest)
+    return (budget, kind, fn.group(0)) if fn else None
+
+
+def batch_command(commands: Sequence[str], budget: int = 0) -> tuple[str, int]:
+    """One ``#eval!`` of the list of ``commands``' terms (all of one :func:`batch_key`),
+    under the sum of their heartbeat budgets (``budget`` each, where they have none of
+    their own: the file's), and the line (0-based, in the command) of its first term:
+    term ``k`` is on line ``offset + k``, so an elaboration error says which term it
+    belongs to."""
+    key = batch_key(commands[0])
+    assert key is not None
+    key = (key[0] or budget, *key[1:])
+    check = key[1] == "check"
+    cut = len(_CHECK) - 1 if check else len(_EVAL)  # a #check keeps its term's parentheses
+    terms = [_PROBE_PREFIX.sub("", c, count=1)[cut:] for c in commands]
+    head = [f"set_option maxHeartbeats {key[0] * len(commands)} in"] if key[0] else []
+    head.append("#check ([" if check else _EVAL + "[")
+    close = "])" if check else "]"
+    return "\n".join([*head, ",\n".join("  " + t for t in terms) + close]), len(head)
+
+
+_PROBE_PREFIX = re.compile(r"^set_option maxHeartbeats \d+ in ")
+
+_OPEN, _CLOSE = "([{", ")]}"
+
+
+def split_list(text: str) -> list[str] | None:
+    """The top-level elements of a printed Lean list ``[a, b, ...]``, or None if ``text``
+    is not one. Brackets nest; string and character literals (with escapes) are opaque."""
+    text = text.strip()
+    if len(text) < 2 or text[0] != "[" or text[-1] != "]":
+        return None
+    inner = text[1:-1]
+    if not inner.strip():
+        return []
+    out: list[str] = []
+    depth, start, i, n = 0, 0, 0, len(inner)
+    while i < n:
+        ch = inner[i]
+        if ch in "\"'":
+            j = i + 1
+            while j < n and inner[j] != ch:
+                j += 2 if inner[j] == "\\" else 1
+            if j >= n:
+                return None
+            i = j + 1
+            continue
+        if ch in _OPEN:
+            depth += 1
+        elif ch in _CLOSE:
+            depth -= 1
+            if depth < 0:
+                return None
+        elif ch == "," and depth == 0:
+            out.append(inner[start:i].strip())
+            start = i + 1
+        i += 1
+    if depth != 0:
+        return None
+    out.append(inner[start:].strip())
+    return out if all(out) else None

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from veriscale.backends import isolation
-from veriscale.backends.lean import wasm_setup
+from veriscale.backends.lean import compiled_eval, wasm_setup
 
 log = logging.getLogger(__name__)
 
@@ -270,6 +270,13 @@ class LeanRunner:
     stack_mb: int | None = None
     """``RLIMIT_STACK`` of the Lean process (``None``: inherited)."""
 
+    compiled_imports: tuple[str, ...] = ()
+    """Modules a compiled-mode file imports before anything else (see :meth:`compiled_prelude`)."""
+
+    def compiled_prelude(self) -> str:
+        """Lean text a compiled-mode file needs after its imports for ``#eval`` to work."""
+        return ""
+
     def run_file(self, file: Path, timeout: float | None = None,
                  on_line: Callable[[int], None] | None = None) -> LeanProcessResult:
         """Run ``file``; ``timeout`` (default: the runner's) for this file alone;
@@ -347,7 +354,8 @@ class WasmRunner(LeanRunner):
     """
 
     name = "wasm"
-    supports_compiled = False
+    supports_compiled = True  # with the prelude of compiled_eval
+    compiled_imports = compiled_eval.IMPORTS
     supports_plausible = False
     accepts_mathlib = False
     cpu_timeout = True  # a 2-core machine shared with other work must not time files out
@@ -440,6 +448,9 @@ class WasmRunner(LeanRunner):
         finally:
             if copy is not None:
                 copy.unlink(missing_ok=True)
+
+    def compiled_prelude(self) -> str:
+        return compiled_eval.prelude()
 
     def identity(self) -> str:
         return f"wasm:{wasm_setup.version_key()}"

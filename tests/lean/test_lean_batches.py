@@ -1,0 +1,98 @@
+"""Batched compiled evaluation: which checks share an ``#eval!``, and how its answer
+is split back into the answers single checks would have printed."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from veriscale.backends.lean import render
+from veriscale.backends.lean.backend import _batch_answers
+from veriscale.backends.lean.literal import parse_lean, to_lean
+from veriscale.backends.lean.runner import LeanMessage
+from veriscale.values import ListT, OptionT, ProdT, Scalar
+
+PROBE = "set_option maxHeartbeats 2000 in "
+
+
+def test_batch_keys_group_one_function_and_one_kind() -> None:
+    assert render.batch_key(PROBE + "#eval! decide (F_precond 1)") == (2000, "decide", "F_precond")
+    assert render.batch_key("#eval! ((F 4 (by sorry)) == (8))") == (0, "==", "F")
+    assert render.batch_key("#eval! (F 4 (by sorry))") == (0, "value", "F")
+    assert render.batch_key(PROBE + "#check (F_precond 1)") == (2000, "check", "F_precond")
+    assert render.batch_key("#reduce decide (F_precond 1)") is None  # kernel mode
+    assert render.batch_key("#eval! decide (P\n)") is None
+
+
+def test_a_batch_puts_one_term_on_each_line_under_the_summed_budget() -> None:
+    text, offset = render.batch_command([PROBE + "#eval! decide (F_precond 1)",
+                                         PROBE + "#eval! decide (F_precond (-2))"])
+    lines = text.split("\n")
+    assert lines[0] == "set_option maxHeartbeats 4000 in" and lines[1] == "#eval! ["
+    assert lines[offset:] == ["  decide (F_precond 1),", "  decide (F_precond (-2))]"]
+    text, offset = render.batch_command(["#eval! (F 1)", "#eval! (F 2)"])
+    assert offset == 1 and text == "#eval! [\n  (F 1),\n  (F 2)]"
+    text, offset = render.batch_command(["#check (F_precond 1)", "#check (F_precond 2)"])
+    assert offset == 1 and text == "#check ([\n  (F_precond 1),\n  (F_precond 2)])"
+
+
+_SCALARS = st.one_of(
+    st.tuples(st.just(Scalar("Int")), st.integers(-10**30, 10**30)),
+    st.tuples(st.just(Scalar("String")), st.text(max_size=8)),
+    st.tuples(st.just(Scalar("Char")), st.characters(exclude_categories=("Cs",))),
+    st.tuples(st.just(Scalar("Bool")), st.booleans()),
+)
+
+
+@st.composite
+def _typed_values(draw: st.DrawFn) -> tuple[object, object]:
+    t, v = draw(_SCALARS)
+    shape = draw(st.sampled_from(["plain", "list", "option", "pair"]))
+    if shape == "list":
+        vs = draw(st.lists(_SCALARS.filter(lambda p: p[0] == t).map(lambda p: p[1]),
+                           max_size=3))
+        return ListT(t), tuple(vs)
+    if shape == "option":
+        return OptionT(t), draw(st.sampled_from([None, "some"])) and parse_lean(
+            OptionT(t), f"some ({to_lean(t, v)})")
+    if shape == "pair":
+        return ProdT(t, t), (v, v)
+    return t, v
+
+
+@given(st.lists(_typed_values(), min_size=1, max_size=6))
+def test_a_printed_list_splits_into_the_elements_printed_alone(items: list) -> None:
+    texts = [to_lean(t, v) for t, v in items]
+    assert render.split_list("[" + ", ".join(texts) + "]") == texts
+
+
+def test_split_list_refuses_what_is_not_one_list() -> None:
+    for text in ("1, 2", "[1, 2", "[(1, 2]", '["a]', "[1,, 2]", "[1] [2]"):
+        assert render.split_list(text) is None, text
+    assert render.split_list("[]") == []
+
+
+def _msg(line: int, text: str, severity: str = "information") -> LeanMessage:
+    return LeanMessage(severity, line, 0, line, 1, text)
+
+
+def test_batch_answers_read_results_errors_and_failures() -> None:
+    got = _batch_answers([_msg(10, "[true, false]")], 11, 2)
+    assert [a[0].text for a in got] == ["true", "false"]  # type: ignore[index]
+    # a term's own elaboration error is its answer; the others are asked again in a batch
+    err = _msg(12, "failed to synthesize\n  Decidable (P 2)", "error")
+    assert _batch_answers([err], 11, 3) == [(), (err,), ()]
+    # an error outside the terms (the budget), a panic, a short list: each asked alone
+    assert _batch_answers([_msg(10, "maximum number of heartbeats", "error")], 11, 2) == [None] * 2
+    assert _batch_answers([_msg(10, "PANIC at f"), _msg(10, "[0, 1]")], 11, 2) == [None] * 2
+    assert _batch_answers([_msg(10, "[0]")], 11, 2) == [None] * 2
+    assert _batch_answers([], 11, 2) == [None] * 2  # nothing printed (a crash)
+    # a #check term without an error of its own elaborated, whatever the others did
+    got = _batch_answers([err], 11, 3, checked=True)
+    assert got[1] == (err,) and got[0] == got[2] and got[0][0].severity == "information"
+    assert _batch_answers([_msg(10, "[..] : List Prop")], 11, 2, checked=True)[0] is not None
+    assert _batch_answers([], 11, 2, checked=True) == [None] * 2
+    # a warning (a ``sorry`` in the proof argument) changes nothing
+    got = _batch_answers([_msg(10, "declaration uses 'sorry'", "warning"), _msg(10, "[1, 2]")],
+                         11, 2)
+    assert [a[0].text for a in got] == ["1", "2"]  # type: ignore[index]
