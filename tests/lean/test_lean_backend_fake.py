@@ -10,6 +10,7 @@ instance, 99 hangs (timeout).
 from __future__ import annotations
 
 import stat
+import time
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -245,6 +246,24 @@ def test_timeout_is_unknown_and_costs_one_chunk(fake_lean, tmp_path) -> None:
     # unknown, and the unreached one is retried in a file without it.
     assert got == [Verdict.TRUE, Verdict.UNKNOWN, Verdict.TRUE]
     assert be.stats.processes == 2
+
+
+def test_a_check_that_runs_away_stops_its_file_not_the_run(fake_lean, tmp_path) -> None:
+    """Compiled evaluation is not bounded by heartbeats: a file whose Lean falls
+    silent for ``check_seconds`` after its first message is stopped; the check it was
+    on is a timeout (UNKNOWN), its batch is asked again singly, the rest go on."""
+    exe, _ = fake_lean
+    be = _backend(exe, tmp_path, check_seconds=1.5, timeout=120)
+    start = time.monotonic()
+    got = be.classify(_task(), [(1,), (2,), (99,), (-3,)])  # the #check batch speaks first
+    assert [c.label for c in got] == [Label.EXPECTED, Label.EXPECTED, Label.UNKNOWN,
+                                      Label.UNEXPECTED]
+    assert got[2].detail.startswith("timeout")
+    assert time.monotonic() - start < 50 and be.stats.extra["timeouts"] == 2
+    assert be.stats.extra["unbatched"] == 4  # the batch, asked singly; then 99 alone
+    assert be.runner.stall_seconds == 1.5
+    kernel = _backend(exe, tmp_path, mode="kernel")
+    assert kernel.runner.stall_seconds is None  # heartbeats bound kernel reduction
 
 
 def test_early_stop_costs_one_check(fake_lean, tmp_path) -> None:

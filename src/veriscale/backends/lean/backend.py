@@ -503,6 +503,7 @@ class LeanBackend:
         crash_retries: int = 2,
         executor: Executor | None = None,
         batch_size: int | None = None,
+        check_seconds: float | None = 60.0,
         **other: Any,
     ) -> None:
         if isinstance(runner, LeanRunner):
@@ -524,6 +525,11 @@ class LeanBackend:
         self.mode = mode
         # compiled mode: checks asked together in one #eval! of a list (render.BATCH_SIZE)
         self.batch_size = 1 if mode == "kernel" else max(1, int(batch_size or render.BATCH_SIZE))
+        if mode == "compiled" and check_seconds:
+            # Heartbeats do not bound compiled evaluation (an exponential specification
+            # ran for minutes): a file whose Lean falls silent this long is stopped, and
+            # the check it was on is a timeout (UNKNOWN) while the rest go on in a new file.
+            self.runner.stall_seconds = float(check_seconds)
         limits = file_limits(self.runner.name)
         self.chunk_size = int(chunk_size or limits.checks)
         self.tasks_per_file = int(tasks_per_file or limits.units)

@@ -61,6 +61,7 @@ class LeanProcessResult:
     messages: list[LeanMessage]
     returncode: int | None  # None when killed for the timeout
     timed_out: bool = False
+    stalled: bool = False  # timed out because one command ran for ``stall_seconds``
     seconds: float = 0.0
     stderr: str = ""
     other_output: list[str] = field(default_factory=list)  # non-JSON, non-debug stdout
@@ -136,11 +137,18 @@ def parse_messages(stdout: str) -> tuple[list[LeanMessage], list[str]]:
 
 
 class _Reader:
-    """``Popen.communicate`` that also tells ``on_line`` how far Lean's messages got."""
+    """``Popen.communicate`` that also tells ``on_line`` how far Lean's messages got,
+    and notices a Lean that has printed nothing for ``stall_seconds`` since its first
+    message (compiled evaluation cannot be interrupted from inside: a check that runs
+    away holds the whole file)."""
 
-    def __init__(self, proc: subprocess.Popen, on_line: Callable[[int], None]) -> None:
+    def __init__(self, proc: subprocess.Popen, on_line: Callable[[int], None] | None,
+                 stall_seconds: float | None = None) -> None:
         self.proc = proc
         self.on_line = on_line
+        self.stall_seconds = stall_seconds
+        self.stalled = False
+        self.last: float | None = None  # when the latest message came
         self.out: list[bytes] = []
         self.err: list[bytes] = []
         self.furthest = 0
@@ -153,8 +161,12 @@ class _Reader:
         for chunk in iter(self.proc.stdout.readline, b""):
             self.out.append(chunk)
             msg = _message_line(chunk.decode("utf-8", "replace").strip())
+            if msg is not None:
+                self.last = time.monotonic()
             if msg is not None and msg.line > self.furthest:
                 self.furthest = msg.line
+                if self.on_line is None:
+                    continue
                 try:
                     self.on_line(msg.line)
                 except Exception:  # a display must never break a Lean run
@@ -165,9 +177,25 @@ class _Reader:
             self.err.append(chunk)
 
     def communicate(self, timeout: float | None) -> tuple[bytes, bytes]:
-        """Both streams to their end; raises ``TimeoutExpired`` as ``Popen`` does
-        (the readers stay attached, so a second call after the kill gets everything)."""
-        self.proc.wait(timeout=timeout)
+        """Both streams to their end; raises ``TimeoutExpired`` as ``Popen`` does, also
+        when Lean stalls (``stalled`` then says so; the readers stay attached, so a
+        second call after the kill gets everything)."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            step = 2.0 if self.stall_seconds else None
+            if deadline is not None:
+                step = max(0.0, min(step or deadline, deadline - time.monotonic()))
+            try:
+                self.proc.wait(timeout=step)
+                break
+            except subprocess.TimeoutExpired:
+                now = time.monotonic()
+                if deadline is not None and now >= deadline:
+                    raise
+                if self.stall_seconds and self.last is not None \
+                        and now - self.last > self.stall_seconds:
+                    self.stalled = True
+                    raise
         for t in self.threads:
             t.join()
         self.proc.stdout.close()
@@ -191,6 +219,7 @@ def run_command(
     cpu_seconds: float | None = None,
     stack_mb: int | None = None,
     on_line: Callable[[int], None] | None = None,
+    stall_seconds: float | None = None,
 ) -> LeanProcessResult:
     """Run one Lean command; on timeout kill its whole process group and keep partial output.
 
@@ -212,7 +241,9 @@ def run_command(
         return LeanProcessResult([], 127, stderr=f"cannot start {cmd[0]}: {exc}",
                          seconds=time.monotonic() - start)
     timed_out = False
-    talk = proc.communicate if on_line is None else _Reader(proc, on_line).communicate
+    reader = None if on_line is None and not stall_seconds \
+        else _Reader(proc, on_line, stall_seconds)
+    talk = proc.communicate if reader is None else reader.communicate
     try:
         out, err = talk(timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -229,6 +260,7 @@ def run_command(
         messages=messages,
         returncode=None if timed_out else proc.returncode,
         timed_out=timed_out,
+        stalled=reader is not None and reader.stalled,
         seconds=time.monotonic() - start,
         stderr=_decode(err)[-4000:],
         other_output=other,
@@ -270,6 +302,10 @@ class LeanRunner:
     stack_mb: int | None = None
     """``RLIMIT_STACK`` of the Lean process (``None``: inherited)."""
 
+    stall_seconds: float | None = None
+    """A file whose Lean prints nothing for this long after its first message is
+    stopped as timed out (set by the backend in compiled mode; None: no such limit)."""
+
     compiled_imports: tuple[str, ...] = ()
     """Modules a compiled-mode file imports before anything else (see :meth:`compiled_prelude`)."""
 
@@ -285,7 +321,8 @@ class LeanRunner:
         limit = self.timeout if timeout is None else float(timeout)
         wall, cpu = (limit * WALL_PER_CPU, limit) if self.cpu_timeout else (limit, None)
         return run_command(cmd, cwd=cwd, env=env, timeout=wall, memory_mb=self.memory_mb,
-                           cpu_seconds=cpu, stack_mb=self.stack_mb, on_line=on_line)
+                           cpu_seconds=cpu, stack_mb=self.stack_mb, on_line=on_line,
+                           stall_seconds=self.stall_seconds)
 
     def identity(self) -> str:
         """Distinguishes runners in result caches (a different Lean may answer differently)."""
