@@ -10,8 +10,8 @@ instance, 99 hangs (timeout).
 from __future__ import annotations
 
 import stat
-import time
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 

@@ -25,6 +25,7 @@ UNKNOWN_CAUSES = (
     ("Prop-valued specification", ("prop-valued",)),
     ("unsupported", ("unsupported",)),
     ("checker failed", ("infrastructure", "not run", "no result message")),
+    ("panic", ("panic:",)),
     ("candidate crashed", ("crash",)),
 )
 

@@ -87,8 +87,11 @@ def _stats_of(backend: Any) -> dict[str, float]:
     as ``unknown <which>: <cause>`` (zeros without a backend)."""
     st = getattr(backend, "stats", None)
     unknowns = getattr(st, "unknowns", None) or {}
+    at_once = (getattr(st, "extra", None) or {}).get("concurrency") or {}
     return {"processes": getattr(st, "processes", 0), "checks": getattr(st, "checks", 0),
             "seconds": float(getattr(st, "seconds", 0.0)),
+            # wall seconds with n oracle files running at once (were the cores busy?)
+            **{f"wall seconds with {n} at once": v for n, v in sorted(at_once.items())},
             **{VERDICT_UNKNOWN_PREFIX + k: v for k, v in sorted(unknowns.items())}}
 
 

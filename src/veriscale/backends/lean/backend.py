@@ -562,6 +562,8 @@ class LeanBackend:
             self.stats.extra["ignored_options"] = ignored
         self._counter = 0
         self._lock = threading.Lock()
+        self._running = 0  # Lean files running now, and since when at that count
+        self._running_since = time.monotonic()
         self.compat: dict[str, set[str]] = {}  # task id → compatibility names it needed
         self.progress: ProgressHook | None = None  # set by a progress display
         self.on_answers: AnswersHook | None = None  # set by the oracle cache
@@ -1021,13 +1023,17 @@ class LeanBackend:
             on_line = live.attempt(sorted(lines[0] for ui, unit in enumerate(layout.checks)
                                           for gi, lines in enumerate(unit)
                                           for _ in grouped[ui][gi]))
-        got = self.executor.map(
-            run_prover_file, [ProverFile(self.runner, name, layout.text, self.keep_files,
-                                         toolchain=self.runner.identity(),
-                                         timeout=self._file_timeout(
-                                             sum(len(i) for _, i in pieces)),
-                                         on_line=on_line)],
-            resources=LEAN_UNIT)[0]
+        self._concurrency(+1)
+        try:
+            got = self.executor.map(
+                run_prover_file, [ProverFile(self.runner, name, layout.text, self.keep_files,
+                                             toolchain=self.runner.identity(),
+                                             timeout=self._file_timeout(
+                                                 sum(len(i) for _, i in pieces)),
+                                             on_line=on_line)],
+                resources=LEAN_UNIT)[0]
+        finally:
+            self._concurrency(-1)
         if isinstance(got, UnitFailure):  # the runner or its worker failed: no answers
             log.error("Lean file %s not checked: %s", name, got.error)
             failed = LeanProcessResult([], None, stderr=got.error)
@@ -1136,6 +1142,18 @@ class LeanBackend:
             suspect = pieces[culprit_kind[0]][0]
             rest.sort(key=lambda piece: piece[0] is suspect)
         return done, rest, culprit
+
+    def _concurrency(self, step: int) -> None:
+        """Count wall seconds by how many Lean files ran at once
+        (``backend_stats.concurrency``: were both cores busy?)."""
+        with self._lock:
+            now = time.monotonic()
+            if self._running:
+                per = self.stats.extra.setdefault("concurrency", {})
+                key = str(self._running)
+                per[key] = round(per.get(key, 0.0) + now - self._running_since, 3)
+            self._running += step
+            self._running_since = now
 
     def _account(self, result: LeanProcessResult, checks: int, seconds: float, crashed: bool) -> None:
         with self._lock:
