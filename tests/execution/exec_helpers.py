@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import stat
-import sys
 from pathlib import Path
 
+from tool_scripts import python_script
 from veriscale.benchmark.model import ExpectedPair, LeanSections, Signature, Task
 
 FAKE_LEAN = r'''
@@ -24,10 +23,7 @@ for i, line in enumerate(open(path).read().splitlines(), 1):
 
 
 def fake_lean(tmp: Path) -> Path:
-    exe = tmp / "lean"
-    exe.write_text(f"#!{sys.executable}\n" + FAKE_LEAN)
-    exe.chmod(exe.stat().st_mode | stat.S_IEXEC)
-    return exe
+    return python_script(tmp / "lean", FAKE_LEAN)
 
 
 def lean_task(task_id: str = "toy_1") -> Task:

@@ -9,8 +9,6 @@ instance, 99 hangs (timeout).
 
 from __future__ import annotations
 
-import stat
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,6 +17,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from tool_scripts import python_script
 from veriscale.backends import isolation
 from veriscale.backends.base import Implementation, Label, Spec, Verdict
 from veriscale.backends.lean.backend import CheckOutput, LeanBackend
@@ -170,8 +169,7 @@ for i, line in enumerate(lines, 1):
 def fake_lean(tmp_path: Path) -> Iterator[tuple[Path, Path]]:
     log = tmp_path / "calls.log"
     exe = tmp_path / "lean"
-    exe.write_text(f"#!{sys.executable}\nLOG = {str(log)!r}\n" + FAKE)
-    exe.chmod(exe.stat().st_mode | stat.S_IEXEC)
+    python_script(exe, f"LOG = {str(log)!r}\n" + FAKE)
     with isolation.using("none"):  # the fake writes its call log outside its work dir
         yield exe, log
 

@@ -6,14 +6,13 @@ holding ``HANG`` sleeps past the timeout, one holding ``DIE`` exits quietly.
 
 from __future__ import annotations
 
-import stat
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from test_lean_backend_fake import FAKE, _backend, _task
 
+from tool_scripts import python_script
 from veriscale.backends import isolation
 from veriscale.backends.base import Implementation, Outcome
 from veriscale.evaluation.harness import evaluate
@@ -34,8 +33,7 @@ def fake(tmp_path: Path) -> Iterator[Path]:
     log = tmp_path / "calls.log"
     exe = tmp_path / "lean"
     assert LOOP in FAKE
-    exe.write_text(f"#!{sys.executable}\nLOG = {str(log)!r}\n" + FAKE.replace(LOOP, TRIGGERS))
-    exe.chmod(exe.stat().st_mode | stat.S_IEXEC)
+    python_script(exe, f"LOG = {str(log)!r}\n" + FAKE.replace(LOOP, TRIGGERS))
     with isolation.using("none"):  # the fake writes its call log outside its work dir
         yield exe
 

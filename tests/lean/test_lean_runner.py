@@ -5,14 +5,13 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import stat
-import sys
 from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tool_scripts import python_script
 from veriscale.backends.lean import wasm_setup
 from veriscale.backends.lean.runner import (
     NativeRunner,
@@ -71,9 +70,7 @@ def test_make_runner_auto_picks_wasm_without_lean(monkeypatch: pytest.MonkeyPatc
 
 
 def _script(path: Path, body: str) -> Path:
-    path.write_text(f"#!{sys.executable}\n" + body)
-    path.chmod(path.stat().st_mode | stat.S_IEXEC)
-    return path
+    return python_script(path, body)
 
 
 def test_fake_native_lean_end_to_end(tmp_path: Path) -> None:
@@ -248,13 +245,11 @@ def test_cpu_limit_is_a_timeout_and_sleeping_is_not_cpu(tmp_path: Path) -> None:
     """A CPU-limited Lean file (the WASM runner) is timed out by the CPU it uses, not
     by the wall clock a busy machine takes from it."""
     spin = tmp_path / "spin"
-    spin.write_text(f"#!{sys.executable}\nwhile True:\n    pass\n")
-    spin.chmod(0o755)
+    python_script(spin, "while True:\n    pass\n")
     res = run_command([str(spin)], cwd=tmp_path, env=None, timeout=60, cpu_seconds=1)
     assert res.timed_out and res.failure == "timeout"
     nap = tmp_path / "nap"
-    nap.write_text(f"#!{sys.executable}\nimport time\ntime.sleep(2)\nprint('done')\n")
-    nap.chmod(0o755)
+    python_script(nap, "import time\ntime.sleep(2)\nprint('done')\n")
     res = run_command([str(nap)], cwd=tmp_path, env=None, timeout=60, cpu_seconds=1)
     assert not res.timed_out and res.returncode == 0
 

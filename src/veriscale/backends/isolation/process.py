@@ -33,6 +33,7 @@ import queue
 import resource
 import signal
 import subprocess
+import sys
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Future
@@ -75,12 +76,15 @@ class Mounts:
     and /tmp, plus ``ro`` paths: no host configuration, homes or data. Otherwise
     (tools such as Lean) the whole root read-only with a fresh /tmp and ``hide``
     paths covered by empty directories. ``rw`` paths are writable, at the same place.
+    ``dirs``: empty directories made in the private /tmp (a working directory that
+    lists nothing, wherever the bound paths sit).
     """
 
     minimal: bool = False
     ro: tuple[str, ...] = ()
     rw: tuple[str, ...] = ()
     hide: tuple[str, ...] = ()
+    dirs: tuple[str, ...] = ()
     tmp_size_mb: int = 64
 
 
@@ -201,6 +205,8 @@ def bwrap_argv(bwrap: str, argv: Sequence[str], *, cwd: str, mounts: Mounts,
             args += ["--ro-bind", p, p]
     for p in _outermost(mounts.rw):
         args += ["--bind", p, p]
+    for d in mounts.dirs:
+        args += ["--dir", d]
     args += ["--chdir", cwd, "--"]
     if lifeline is not None:
         args += ["/bin/sh", "-c", _LIFELINE_SCRIPT, "veriscale-lifeline", str(lifeline)]
@@ -226,11 +232,21 @@ def tmp_paths_mentioned(argv: Sequence[str], env: Mapping[str, str] | None) -> l
     return out
 
 
+def interpreter_paths() -> list[str]:
+    """This Python's own installation where it lives under /tmp (a virtual environment
+    in a checkout there): exactly its prefix, not the /tmp entry that holds it. A tool
+    written in Python (a test's fake ``lean``) runs with it; nothing else of the
+    checkout is bound."""
+    paths = {os.path.realpath(sys.prefix), os.path.realpath(sys.base_prefix),
+             os.path.dirname(os.path.realpath(sys.executable))}
+    return sorted(p for p in paths if p.startswith("/tmp/"))
+
+
 def tool_mounts(argv: Sequence[str], cwd: str | os.PathLike[str],
                 env: Mapping[str, str] | None, *, rw: Sequence[str] = (),
                 hide: Sequence[str] = ()) -> Mounts:
     """Mounts for a prover (lean, coqc): read-only host, private /tmp, writable ``cwd``."""
-    return Mounts(minimal=False, ro=tuple(tmp_paths_mentioned(argv, env)),
+    return Mounts(minimal=False, ro=(*tmp_paths_mentioned(argv, env), *interpreter_paths()),
                   rw=(os.fspath(cwd), *rw), hide=tuple(hide))
 
 

@@ -243,6 +243,10 @@ def clean_env() -> dict[str, str]:
     }
 
 
+ISOLATED_CWD = "/tmp/.veriscale-cwd"
+"""The worker's working directory under bubblewrap (made empty in its private /tmp)."""
+
+
 def python_paths() -> list[str]:
     """What the worker interpreter needs to see: its executable and standard library."""
     exe = os.path.realpath(sys.executable)
@@ -364,13 +368,15 @@ class WorkerProcess:
         argv = [os.path.realpath(sys.executable), "-s", "-S", "-P", "-B", str(WORKER_SCRIPT),
                 str(req_r), str(resp_w)]
         if self.isolation.isolated:
-            cwd = "/tmp"
+            # an empty directory of the private /tmp: /tmp itself would list the
+            # folders of bound paths (a checkout under /tmp holding the worker)
+            cwd = ISOLATED_CWD
         else:
             _swept_once()
             self.tmpdir = tempfile.mkdtemp(prefix=f"{WORKDIR_PREFIX}{os.getpid()}-")
             cwd = self.tmpdir
         mounts = Mounts(minimal=True, ro=(*python_paths(), str(WORKER_SCRIPT)),
-                        tmp_size_mb=lim.tmp_mb)
+                        tmp_size_mb=lim.tmp_mb, dirs=(ISOLATED_CWD,))
         try:
             self.proc = isolation.spawn(
                 argv, cwd=cwd, env=clean_env(), isolation=self.isolation, mounts=mounts,
