@@ -325,7 +325,10 @@ def spawn(
     cwd = os.fspath(cwd)
     cmd = list(argv)
     fds = tuple(pass_fds)
+    host_cwd = cwd
     if info.isolated:
+        # the child's cwd may exist only inside the sandbox (``Mounts.dirs``)
+        host_cwd = cwd if os.path.isdir(cwd) else "/"
         _check_executable(cmd[0], env, cwd)  # bwrap would only report it as exit status 1
         m = mounts if mounts is not None else tool_mounts(argv, cwd, env)
         lifeline = _LIFELINE.read_end()
@@ -336,7 +339,7 @@ def spawn(
 
     def start() -> subprocess.Popen[bytes]:
         return subprocess.Popen(
-            cmd, cwd=cwd, env=dict(env) if env is not None else None, stdin=stdin,
+            cmd, cwd=host_cwd, env=dict(env) if env is not None else None, stdin=stdin,
             stdout=stdout, stderr=stderr, pass_fds=fds, start_new_session=True,
             preexec_fn=preexec,
         )
