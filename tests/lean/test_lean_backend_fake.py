@@ -138,13 +138,13 @@ for i, line in enumerate(lines, 1):
         continue
     budget = re.match(r"set_option maxHeartbeats (\d+) in$", line)
     head = i + 1 if budget else i
-    if head <= len(lines) and lines[head - 1] in ("#eval! [", "#check (["):  # a batch
-        check = lines[head - 1] == "#check (["  # one term a line
+    if head <= len(lines) and lines[head - 1] in ("#eval! [", "example : List Prop := ["):
+        check = lines[head - 1].startswith("example")  # a batch, one term a line
         terms, j = [], head
-        while not lines[j - 1].endswith(("]", "])")):
+        while not lines[j - 1].endswith("]"):
             j += 1
             terms.append((j, lines[j - 1].strip().rstrip(",")))
-        terms[-1] = (j, terms[-1][1][:-2 if check else -1])
+        terms[-1] = (j, terms[-1][1][:-1])
         skip.update(range(head, j + 1))
         prefix = (f"set_option maxHeartbeats {int(budget.group(1)) // len(terms)} in "
                   if budget else "")
@@ -157,9 +157,8 @@ for i, line in enumerate(lines, 1):
         errors = [(at, m) for at, ms in got for m in ms if m[0] == "error"]
         for at, (_, text) in errors:  # each at its own term's line, as Lean reports them
             say(at, text, "error")
-        if not errors:
-            say(head, "[...] : List Prop" if check else
-                "[" + ", ".join(t for _, ms in got for _, t in ms) + "]")
+        if not errors and not check:  # an example that elaborates says nothing
+            say(head, "[" + ", ".join(t for _, ms in got for _, t in ms) + "]")
         continue
     one(i, line)
 '''
@@ -253,12 +252,13 @@ def test_a_check_that_runs_away_stops_its_file_not_the_run(fake_lean, tmp_path) 
     exe, _ = fake_lean
     be = _backend(exe, tmp_path, check_seconds=1.5, timeout=120)
     start = time.monotonic()
-    got = be.classify(_task(), [(1,), (2,), (99,), (-3,)])  # the #check batch speaks first
+    # the syntax filter's batch speaks first (666 is ill-typed), then 99 runs away
+    got = be.classify(_task(), [(1,), (2,), (666,), (99,), (-3,)])
     assert [c.label for c in got] == [Label.EXPECTED, Label.EXPECTED, Label.UNKNOWN,
-                                      Label.UNEXPECTED]
-    assert got[2].detail.startswith("timeout")
+                                      Label.UNKNOWN, Label.UNEXPECTED]
+    assert got[2].stage == "syntax" and got[3].detail.startswith("timeout")
     assert time.monotonic() - start < 50 and be.stats.extra["timeouts"] == 2
-    assert be.stats.extra["unbatched"] == 4  # the batch, asked singly; then 99 alone
+    assert be.stats.extra["unbatched"] == 5  # the decide batch, asked singly
     assert be.runner.stall_seconds == 1.5
     kernel = _backend(exe, tmp_path, mode="kernel")
     assert kernel.runner.stall_seconds is None  # heartbeats bound kernel reduction

@@ -15,7 +15,7 @@ UNKNOWN_CAUSES = (
     ("maxHeartbeats", ("heartbeats",)),
     ("stuck reduction", ("stuck reduction",)),
     ("depends on sorry", ("sorry",)),
-    ("skipped after timeouts", ("smaller checks of this context",)),
+    ("skipped after timeouts", ("smaller checks of this context", "ran over their time")),
     ("timeout", ("timeout", "timed out")),
     ("memory", ("memory:", "exhausted its")),
     ("unknown identifier", ("unknown identifier", "unknown constant")),

@@ -933,7 +933,11 @@ class LeanBackend:
                 outs.append(culprit)
                 if attempt >= self.crash_retries:
                     why = culprit[1].failure
-                    why = why if why.startswith("infrastructure") else f"infrastructure: {why}"
+                    if why.startswith("timeout"):  # the suspect's own checks, skipped
+                        why = (f"timeout: not run: {attempt + 1} checks before it ran over "
+                               "their time")
+                    elif not why.startswith("infrastructure"):
+                        why = f"infrastructure: {why}"
                     outs.extend(((ji, idx), CheckOutput([], f"{why} (not retried)"))
                                 for _, items in rest for ji, idx, _ in items)
                     break
@@ -1588,7 +1592,8 @@ def _broken_definitions(out: CheckOutput, limit: int = 200) -> str:
 
 def _batch_answers(messages: Sequence[LeanMessage], first: int, n: int,
                    checked: bool = False) -> list[tuple[LeanMessage, ...] | None]:
-    """Each term's answer from a batched ``#eval!`` (``checked``: ``#check``) whose
+    """Each term's answer from a batched ``#eval!`` (``checked``: ``#check``s, as one
+    silent ``example``, which Lean is known to have got past) whose
     ``n`` terms start on line ``first``, one a line: its printed result, as the message
     a single check would print; its own elaboration errors (the list was then not
     evaluated); ``()``: ask again in a batch (another term failed); ``None``: ask again
@@ -1598,9 +1603,7 @@ def _batch_answers(messages: Sequence[LeanMessage], first: int, n: int,
     reading ignores them."""
     errors = [m for m in messages if m.is_error]
     infos = [m for m in messages if m.severity == "information"]
-    if checked:
-        if not infos and not errors:
-            return [None] * n
+    if checked:  # silent where it elaborated (the caller knows Lean got past it)
         ok = LeanMessage("information", first, 0, first, 0, "(checked in a batch)")
     if errors:
         own: dict[int, list[LeanMessage]] = {}
