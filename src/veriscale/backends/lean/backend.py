@@ -504,6 +504,7 @@ class LeanBackend:
         executor: Executor | None = None,
         batch_size: int | None = None,
         check_seconds: float | None = 60.0,
+        timeout_retries: int = 6,
         **other: Any,
     ) -> None:
         if isinstance(runner, LeanRunner):
@@ -527,8 +528,9 @@ class LeanBackend:
         self.batch_size = 1 if mode == "kernel" else max(1, int(batch_size or render.BATCH_SIZE))
         if mode == "compiled" and check_seconds:
             # Heartbeats do not bound compiled evaluation (an exponential specification
-            # ran for minutes): a file whose Lean falls silent this long is stopped, and
-            # the check it was on is a timeout (UNKNOWN) while the rest go on in a new file.
+            # ran for minutes): a file whose Lean uses this many CPU seconds without a
+            # message is stopped, and the check it was on is a timeout (UNKNOWN) while
+            # the rest go on in a new file.
             self.runner.stall_seconds = float(check_seconds)
         limits = file_limits(self.runner.name)
         self.chunk_size = int(chunk_size or limits.checks)
@@ -552,6 +554,7 @@ class LeanBackend:
         self.heartbeat_step = max(2, int(heartbeat_step))
         self.keep_files = keep_files
         self.crash_retries = int(crash_retries)
+        self.timeout_retries = int(timeout_retries)
         # Where each Lean file runs: here (default) or as one unit of a remote executor.
         self.executor: Executor = executor or LocalExecutor()
         self.stats = BackendStats()
@@ -924,25 +927,69 @@ class LeanBackend:
         self, pieces: list[tuple[render.Variant, list[tuple[int, int, str]]]],
         outs: list[tuple[tuple[int, int], CheckOutput]], live: _LiveCount | None = None,
     ) -> None:
-        attempt = 0
+        """Run ``pieces`` until every check has an answer (see :meth:`_run_file`).
+
+        A check that ran over its time (compiled mode: ``check_seconds``) costs its
+        function's checks that are no smaller (the length of the command: larger
+        inputs of an exponential specification run away too) and, with the suspect's
+        checks retried smallest first, at most a few more Lean starts; timeouts have
+        their own budget (``timeout_retries``) beside the crashes'."""
+        attempt = timeouts = 0
         single: set[tuple[int, int]] = set()  # checks a batch failed: asked one by one
         while pieces:
             done, rest, culprit = self._run_once(pieces, live, single)
             outs.extend(done)
             if culprit is not None:
                 outs.append(culprit)
-                if attempt >= self.crash_retries:
+                timed_out = culprit[1].failure.startswith("timeout")
+                if timed_out:
+                    rest = self._skip_larger(pieces, rest, culprit[0], outs)
+                if (timeouts if timed_out else attempt) >= (
+                        self.timeout_retries if timed_out else self.crash_retries):
                     why = culprit[1].failure
-                    if why.startswith("timeout"):  # the suspect's own checks, skipped
-                        why = (f"timeout: not run: {attempt + 1} checks before it ran over "
+                    if timed_out:  # the suspect's own checks, skipped
+                        why = (f"timeout: not run: {timeouts + 1} checks before it ran over "
                                "their time")
                     elif not why.startswith("infrastructure"):
                         why = f"infrastructure: {why}"
                     outs.extend(((ji, idx), CheckOutput([], f"{why} (not retried)"))
                                 for _, items in rest for ji, idx, _ in items)
                     break
-                attempt += 1
+                if timed_out:
+                    timeouts += 1
+                else:
+                    attempt += 1
             pieces = rest  # unreached checks, or units retried with compatibility names
+
+    @staticmethod
+    def _skip_larger(pieces: list[tuple[render.Variant, list[tuple[int, int, str]]]],
+                     rest: list[tuple[render.Variant, list[tuple[int, int, str]]]],
+                     at: tuple[int, int], outs: list[tuple[tuple[int, int], CheckOutput]],
+                     ) -> list[tuple[render.Variant, list[tuple[int, int, str]]]]:
+        """``rest`` without the checks of the timed-out check's unit and function that
+        are no smaller than it (each answered as skipped), the unit's others smallest
+        first."""
+        found = [(v, cmd) for v, items in pieces for ji, idx, cmd in items if (ji, idx) == at]
+        if not found:
+            return rest
+        variant, command = found[0]
+        kind, size = _command_kind(command), len(command)
+        out: list[tuple[render.Variant, list[tuple[int, int, str]]]] = []
+        for v, items in rest:
+            if v.key != variant.key:
+                out.append((v, items))
+                continue
+            keep = []
+            for item in items:
+                if _command_kind(item[2]) == kind and len(item[2]) >= size:
+                    outs.append((item[:2], CheckOutput(
+                        [], "timeout: not run: a check of this function no larger than it "
+                            "ran over its time")))
+                else:
+                    keep.append(item)
+            if keep:
+                out.append((v, sorted(keep, key=lambda item: len(item[2]))))
+        return out
 
     def _file_timeout(self, checks: int) -> float | None:
         """The runner's timeout, stretched for a file larger than it was sized for."""

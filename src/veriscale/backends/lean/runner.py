@@ -136,11 +136,34 @@ def parse_messages(stdout: str) -> tuple[list[LeanMessage], list[str]]:
     return messages, other[-20:]
 
 
+def tree_cpu_seconds(pid: int) -> float:
+    """CPU seconds (user + system) used so far by ``pid`` and all its descendants
+    (bubblewrap, node, node's threads), read from /proc; 0 where it cannot be read."""
+    tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+    total, todo, seen = 0.0, [pid], set()
+    while todo:
+        p = todo.pop()
+        if p in seen:
+            continue
+        seen.add(p)
+        try:
+            stat = Path(f"/proc/{p}/stat").read_text()
+            fields = stat[stat.rindex(")") + 2:].split()
+            total += sum(int(x) for x in fields[11:15]) / tick  # utime stime cutime cstime
+            for task in Path(f"/proc/{p}/task").iterdir():
+                kids = (task / "children").read_text().split()
+                todo.extend(int(k) for k in kids)
+        except (OSError, ValueError, IndexError):
+            continue
+    return total
+
+
 class _Reader:
     """``Popen.communicate`` that also tells ``on_line`` how far Lean's messages got,
-    and notices a Lean that has printed nothing for ``stall_seconds`` since its first
-    message (compiled evaluation cannot be interrupted from inside: a check that runs
-    away holds the whole file)."""
+    and notices a Lean that has used ``stall_seconds`` of CPU since its latest message,
+    after its first (compiled evaluation cannot be interrupted from inside: a check
+    that runs away holds the whole file; CPU, not wall time, so that a busy machine
+    stops nothing)."""
 
     def __init__(self, proc: subprocess.Popen, on_line: Callable[[int], None] | None,
                  stall_seconds: float | None = None) -> None:
@@ -148,7 +171,7 @@ class _Reader:
         self.on_line = on_line
         self.stall_seconds = stall_seconds
         self.stalled = False
-        self.last: float | None = None  # when the latest message came
+        self.last: float | None = None  # CPU seconds of Lean when the latest message came
         self.out: list[bytes] = []
         self.err: list[bytes] = []
         self.furthest = 0
@@ -161,8 +184,8 @@ class _Reader:
         for chunk in iter(self.proc.stdout.readline, b""):
             self.out.append(chunk)
             msg = _message_line(chunk.decode("utf-8", "replace").strip())
-            if msg is not None:
-                self.last = time.monotonic()
+            if msg is not None and self.stall_seconds:
+                self.last = tree_cpu_seconds(self.proc.pid)
             if msg is not None and msg.line > self.furthest:
                 self.furthest = msg.line
                 if self.on_line is None:
@@ -189,11 +212,10 @@ class _Reader:
                 self.proc.wait(timeout=step)
                 break
             except subprocess.TimeoutExpired:
-                now = time.monotonic()
-                if deadline is not None and now >= deadline:
+                if deadline is not None and time.monotonic() >= deadline:
                     raise
                 if self.stall_seconds and self.last is not None \
-                        and now - self.last > self.stall_seconds:
+                        and tree_cpu_seconds(self.proc.pid) - self.last > self.stall_seconds:
                     self.stalled = True
                     raise
         for t in self.threads:
@@ -303,8 +325,8 @@ class LeanRunner:
     """``RLIMIT_STACK`` of the Lean process (``None``: inherited)."""
 
     stall_seconds: float | None = None
-    """A file whose Lean prints nothing for this long after its first message is
-    stopped as timed out (set by the backend in compiled mode; None: no such limit)."""
+    """A file whose Lean uses this many CPU seconds without a message, after its first,
+    is stopped as timed out (set by the backend in compiled mode; None: no such limit)."""
 
     compiled_imports: tuple[str, ...] = ()
     """Modules a compiled-mode file imports before anything else (see :meth:`compiled_prelude`)."""

@@ -1,0 +1,148 @@
+"""Publish a VERINA run on Lean: a Markdown page and the same figures as JSON, written
+from the run directory (and the JSON of ``verify`` runs, if given), never by hand.
+
+    veriscale run ../shared/data/verina --out RUN
+    veriscale verify RUN/plus --backend lean --json > RUN/verify-plus.json
+    veriscale verify RUN/lite --backend lean --json > RUN/verify-lite.json
+    python3 benchmarks/verina_lean_results.py RUN --verify RUN/verify-plus.json \\
+        --verify RUN/verify-lite.json --out docs/results/verina-lean
+
+writes ``docs/results/verina-lean.md`` and ``docs/results/verina-lean.json``: tasks,
+wall seconds and Lean processes per stage, Table 1 beside the paper's, expected
+inputs and reference failures, pairs and GT-postcondition unknowns, adversary
+outputs kept and discarded as GT-unknown, unknowns by cause and stage, and the
+disagreements and unknowns of each ``verify``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from veriscale.backends.causes import VERDICT_UNKNOWN_PREFIX
+from veriscale.report.stats import MEASURES, dataset_counts, multipliers, suite_stats
+
+PAPER_TABLE1 = {  # the paper's Table 1, mean per task (VERINA → VerinaPlus → VerinaLite)
+    "multiplier_plus": {"pairs": 62.8},
+    "multiplier_lite": {"pairs": 8.9},
+}
+
+
+def _sum_counts(run: Path, stage: str, keys: tuple[str, ...]) -> dict[str, int]:
+    """Totals over tasks of the ``counts`` of one stage record (missing: 0)."""
+    out = dict.fromkeys(keys, 0)
+    for record in sorted((run / "tasks").glob(f"*/{stage}.json")):
+        data = json.loads(record.read_text())
+        counts = (data.get("data") or {}).get("counts") or {}
+        for k in keys:
+            v = counts.get(k, 0)
+            out[k] += v if isinstance(v, int) else 0
+    return out
+
+
+def figures(run: Path, verifies: list[Path]) -> dict[str, Any]:
+    manifest = json.loads((run / "manifest.json").read_text())
+    stages = manifest.get("backend_stats_by_stage", {})
+    timings = manifest.get("timings", {})
+    suites = {name: suite_stats(dataset_counts(run / name))
+              for name in ("original", "plus", "lite") if (run / name).is_dir()}
+    unknowns = {stage: {k[len(VERDICT_UNKNOWN_PREFIX):]: v for k, v in st.items()
+                        if k.startswith(VERDICT_UNKNOWN_PREFIX) and v}
+                for stage, st in stages.items()}
+    out: dict[str, Any] = {
+        "tasks": len(manifest.get("tasks", [])),
+        "failed_tasks": manifest.get("errors", {}),
+        "wall_seconds": round(sum(timings.values()), 1),
+        "lean_processes": manifest.get("backend_stats", {}).get("processes"),
+        "lean_seconds": manifest.get("backend_stats", {}).get("seconds"),
+        "checks": manifest.get("backend_stats", {}).get("checks"),
+        "mode": manifest.get("backend_stats", {}).get("mode"),
+        "stages": {stage: {"seconds": timings.get(stage),
+                           "processes": st.get("processes"), "checks": st.get("checks"),
+                           **{k: v for k, v in st.items() if k.startswith("wall seconds")}}
+                   for stage, st in stages.items()},
+        "counts": manifest.get("counts", {}),
+        "unknowns_by_stage": unknowns,
+        "table1": {name: {m: s[m]["mean"] for m in MEASURES} for name, s in suites.items()},
+        "verify": {},
+    }
+    if "original" in suites:
+        for name in ("plus", "lite"):
+            if name in suites:
+                out["table1"][f"multiplier_{name}"] = multipliers(suites["original"],
+                                                                  suites[name])
+    for path in verifies:
+        v = json.loads(path.read_text())
+        out["verify"][path.stem] = {"disagreements": len(v.get("disagreements", [])),
+                                    "checks": v.get("checks"),
+                                    "unknown_causes": v.get("unknown_causes"),
+                                    "oracle_processes": v.get("oracle_processes"),
+                                    "seconds": v.get("seconds")}
+    return out
+
+
+def _num(x: Any) -> str:
+    return "-" if x is None else (f"{x:,.2f}" if isinstance(x, float) else f"{x:,}")
+
+
+def page(f: dict[str, Any]) -> str:
+    lines = [
+        "# VERINA on Lean: VerinaPlus and VerinaLite, as built by VeriScale",
+        "",
+        "Written by `benchmarks/verina_lean_results.py` from the run directory.",
+        "",
+        f"- tasks: {f['tasks']} (failed: {len(f['failed_tasks'])}); evaluation mode: "
+        f"{f['mode']}",
+        f"- wall time: {_num(f['wall_seconds'])} s; Lean processes: "
+        f"{_num(f['lean_processes'])}; Lean seconds: {_num(f['lean_seconds'])}; checks: "
+        f"{_num(f['checks'])}",
+        "",
+        "## Table 1 (mean per task)",
+        "",
+        "| suite | pairs | unexpected outputs | unexpected inputs |",
+        "|---|---|---|---|",
+    ]
+    t1 = f["table1"]
+    for name in ("original", "plus", "lite"):
+        if name in t1:
+            lines.append(f"| {name} | " + " | ".join(_num(t1[name][m]) for m in MEASURES) + " |")
+    for name in ("plus", "lite"):
+        mult = t1.get(f"multiplier_{name}")
+        if mult:
+            paper = PAPER_TABLE1[f"multiplier_{name}"]["pairs"]
+            lines.append(f"| ×{name} (paper: pairs ×{paper}) | "
+                         + " | ".join("×" + _num(mult[m]) for m in MEASURES) + " |")
+    lines += ["", "## Stages", "", "| stage | seconds | Lean processes | checks |",
+              "|---|---|---|---|"]
+    for stage, st in f["stages"].items():
+        lines.append(f"| {stage} | {_num(st['seconds'])} | {_num(st['processes'])} | "
+                     f"{_num(st['checks'])} |")
+    lines += ["", "## Unknown verdicts by stage and cause", ""]
+    for stage, causes in f["unknowns_by_stage"].items():
+        if causes:
+            lines.append(f"- {stage}: " + ", ".join(f"{k} {v:,}" for k, v in causes.items()))
+    if f["verify"]:
+        lines += ["", "## verify", ""]
+        for name, v in f["verify"].items():
+            lines.append(f"- {name}: {v['disagreements']} disagreements; unknown causes "
+                         f"{json.dumps(v['unknown_causes'])}")
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("run", type=Path)
+    ap.add_argument("--verify", type=Path, action="append", default=[])
+    ap.add_argument("--out", type=Path, default=Path("docs/results/verina-lean"))
+    args = ap.parse_args()
+    f = figures(args.run, args.verify)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.with_suffix(".json").write_text(json.dumps(f, indent=2, sort_keys=True) + "\n")
+    args.out.with_suffix(".md").write_text(page(f))
+    print(page(f))
+
+
+if __name__ == "__main__":
+    main()
