@@ -270,22 +270,33 @@ def test_a_check_that_runs_away_stops_its_file_not_the_run(fake_lean, tmp_path) 
 
 def test_early_stop_costs_one_check(fake_lean, tmp_path) -> None:
     exe, log = fake_lean
-    be = _backend(exe, tmp_path, batch_size=1)
+    be = _backend(exe, tmp_path, batch_size=1, kernel_fallback=False)
     got = be.precondition_holds(_task(), None, [(13,), (1,), (77,), (2,), (-3,)])
     assert got == [Verdict.UNKNOWN, Verdict.TRUE, Verdict.UNKNOWN, Verdict.TRUE, Verdict.FALSE]
     assert _calls(log) == 2 and be.stats.extra["crashes"] == 1
     (c,) = be.classify(_task(), [(77,)])
     assert c.label == Label.UNKNOWN and "infrastructure: Lean stopped" in c.detail
     # Other inputs of the function that crashed Lean are skipped, other checks retried.
-    be = _backend(exe, tmp_path, batch_size=1)
+    be = _backend(exe, tmp_path, batch_size=1, kernel_fallback=False)
     run, cl, post = be.evaluate_many([("run", (_task(), None, [(77,), (5,)])),
                                       ("classify", (_task(), [(1,)])),
                                       ("postcondition_holds", (_task(), None, [((1,), 2)]))])
     assert [o.ok for o in run] == [False, False] and "skipped" in run[1].error
     assert cl[0].label == Label.EXPECTED and post == [Verdict.TRUE]
-    be = _backend(exe, tmp_path, batch_size=1, crash_retries=0)
+    be = _backend(exe, tmp_path, batch_size=1, kernel_fallback=False, crash_retries=0)
     got = be.precondition_holds(_task(), None, [(77,), (2,)])
     assert got == [Verdict.UNKNOWN, Verdict.UNKNOWN]
+
+
+def test_what_crashes_compiled_evaluation_is_asked_of_the_kernel(fake_lean, tmp_path) -> None:
+    """77 stops Lean in compiled mode: it and its function's other checks behind it go
+    to kernel reduction (one more file), which answers them; nothing else is re-asked."""
+    exe, log = fake_lean
+    be = _backend(exe, tmp_path, batch_size=1)
+    got = be.precondition_holds(_task(), None, [(13,), (1,), (77,), (2,), (-3,)])
+    assert got == [Verdict.UNKNOWN, Verdict.TRUE, Verdict.TRUE, Verdict.TRUE, Verdict.FALSE]
+    assert be.stats.extra["kernel_fallback"] == {"asked": 3, "decided": 3}
+    assert _calls(log) == 2 and be.stats.extra["crashes"] == 1
 
 
 def test_a_task_that_keeps_crashing_lean_leaves_other_tasks_answered(fake_lean, tmp_path) -> None:
@@ -293,7 +304,7 @@ def test_a_task_that_keeps_crashing_lean_leaves_other_tasks_answered(fake_lean, 
     # them in the file. The crashing task goes last in each retry, so the other
     # task is answered before the retries run out (before: UNKNOWN, not retried).
     exe, log = fake_lean
-    be = _backend(exe, tmp_path, batch_size=1, crash_retries=2)
+    be = _backend(exe, tmp_path, batch_size=1, kernel_fallback=False, crash_retries=2)
     bad, good = _task("toy_bad"), _task("toy_good")
     got = be.precondition_holds_many([(bad, None, [(77,), (77,), (77,), (1,)]),
                                       (good, None, [(2,), (-3,)])])

@@ -117,8 +117,13 @@ def test_one_lean_process_for_everything(answers: dict[str, Any]) -> None:
     # a retry of the batches where one term failed to elaborate (asked again without it).
     assert st.extra["compat"] == {"verina_basic_64": ["Array.mkArray"]}
     assert "heartbeat_probe" not in st.extra or st.extra["heartbeat_probe"]["rounds"] == 0
-    assert 1 <= st.processes <= 3
-    assert st.extra["timeouts"] == 0 and st.extra["crashes"] == 0
+    # verina_advanced_71's postcondition (string code) stops the WASM process: its batch,
+    # then its first single check; the function's other checks go to the kernel at once
+    assert st.extra["timeouts"] == 0 and st.extra["crashes"] <= 2
+    assert st.extra["files"] <= 4
+    fallback = st.extra.get("kernel_fallback", {"asked": 0, "decided": 0})
+    assert fallback["asked"] == fallback["decided"]  # the kernel decided all of them
+    assert st.processes <= st.extra["files"] + (3 if fallback["asked"] else 0)
 
     def commands(task_id: str | None) -> int:
         # every item is one check, except classification: syntax check + decide
@@ -126,8 +131,9 @@ def test_one_lean_process_for_everything(answers: dict[str, Any]) -> None:
                    for (op, args), g in zip(answers["requests"], answers["got"], strict=True)
                    if task_id is None or args[0].id == task_id)
 
-    # the retried task's checks are asked again, and a failed batch's other terms
-    again = st.extra.get("unbatched", 0) + st.extra.get("rebatched", 0)
+    # the retried task's checks are asked again, and a failed batch's other terms, and
+    # what went to the kernel (its heartbeat ladder may ask a check three more times)
+    again = st.extra.get("unbatched", 0) + st.extra.get("rebatched", 0) + 4 * fallback["asked"]
     assert commands(None) <= st.checks <= commands(None) + commands("verina_basic_64") + again
 
 

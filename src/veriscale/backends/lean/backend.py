@@ -41,6 +41,7 @@ candidate) share one namespace and one elaboration of its definitions.
 from __future__ import annotations
 
 import bisect
+import copy
 import logging
 import os
 import re
@@ -505,6 +506,7 @@ class LeanBackend:
         batch_size: int | None = None,
         check_seconds: float | None = 60.0,
         timeout_retries: int = 6,
+        kernel_fallback: bool = True,
         **other: Any,
     ) -> None:
         if isinstance(runner, LeanRunner):
@@ -555,6 +557,7 @@ class LeanBackend:
         self.keep_files = keep_files
         self.crash_retries = int(crash_retries)
         self.timeout_retries = int(timeout_retries)
+        self.kernel_fallback = bool(kernel_fallback)  # compiled mode: crashes go to the kernel
         # Where each Lean file runs: here (default) or as one unit of a remote executor.
         self.executor: Executor = executor or LocalExecutor()
         self.stats = BackendStats()
@@ -1166,10 +1169,13 @@ class LeanBackend:
                                                           dropped))
                         culprit_kind = (ui, _command_kind(command))
                     elif culprit_kind == (ui, _command_kind(command)) \
-                            and "decide" not in culprit_kind[1]:
+                            and ("decide" not in culprit_kind[1]
+                                 or not (self.kernel or result.timed_out
+                                         or not self.kernel_fallback)):
                         # The same implementation on another input (reference code is
                         # what crashes Lean: memory in reductions) would most likely
-                        # take Lean down again, so it is not retried.
+                        # take Lean down again, so it is not retried; in compiled mode
+                        # neither is a specification (the kernel is asked instead).
                         what = "timed out" if result.timed_out else "crashed Lean"
                         done.append(((ji, idx), CheckOutput(
                             [], f"{failure} (skipped: the same kind of check {what})",
@@ -1430,6 +1436,8 @@ class LeanBackend:
                                       for ri, i, a in told])
 
         answers = self._run_plans(plans, early)
+        if not self.kernel and self.kernel_fallback:
+            self._ask_the_kernel(requests, builders, answers, early)
         out: list[list[Any]] = []
         undecided: list[tuple[int, Task, list[int]]] = []
         open_specs: list[tuple[int, list[int]]] = []
@@ -1457,6 +1465,60 @@ class LeanBackend:
                         why for (_, why), v in zip(ans, got, strict=True)
                         if v is Verdict.UNKNOWN])
         return out
+
+    def _ask_the_kernel(self, requests: Sequence[tuple[str, tuple[Any, ...]]],
+                        builders: dict[str, Callable[..., _Plan]], answers: list[list[Any]],
+                        early: Callable[[list[tuple[int, int, Any]]], None] | None) -> None:
+        """Ask kernel reduction what compiled evaluation could not answer because it
+        took Lean down (on WASM, string code of verina_advanced_71's postcondition
+        stops the process), in place in ``answers``. Kernel mode is the other faithful
+        route (the real-Lean tests show both agree wherever both decide); what it
+        cannot decide either keeps compiled mode's reason."""
+        def crashed(raw: Any) -> bool:
+            why = raw.error if isinstance(raw, Outcome) else raw[1] if isinstance(raw, tuple) \
+                else ""
+            return (not isinstance(raw, Outcome) or not raw.ok) and isinstance(why, str) \
+                and why.startswith("infrastructure: Lean stopped")
+
+        where: list[tuple[int, list[int]]] = []
+        for ri, ((op, _), ans) in enumerate(zip(requests, answers, strict=True)):
+            idx = [i for i, raw in enumerate(ans) if crashed(raw)] if op != "compile" else []
+            if idx:
+                where.append((ri, idx))
+        if not where:
+            return
+        kernel = LeanBackend(copy.copy(self.runner), mode="kernel", workers=self.workers,
+                             executor=self.executor, max_heartbeats=self.max_heartbeats,
+                             crash_retries=self.crash_retries)
+        kernel.runner.stall_seconds = None  # heartbeats bound kernel reduction
+        kernel.compat = {k: set(v) for k, v in self.compat.items()}
+        kplans = []
+        for ri, idx in where:
+            op, args = requests[ri]
+            items = args[-1]
+            kplans.append(getattr(kernel, builders[op].__name__)(
+                *args[:-1], [items[i] for i in idx]))
+        got = kernel._run_plans(kplans)
+        decided = 0
+        told: list[tuple[int, int, Any]] = []
+        for (ri, idx), kans in zip(where, got, strict=True):
+            for i, raw in zip(idx, kans, strict=True):
+                ok = raw.ok or not raw.inconclusive if isinstance(raw, Outcome) \
+                    else raw[0] is not None or str(raw[1]).startswith("ill_typed")
+                if ok:
+                    answers[ri][i] = raw
+                    decided += 1
+                    told.append((ri, i, raw))
+        if early is not None and told:
+            early(told)
+        with self._lock:
+            ks = kernel.stats
+            self.stats.processes += ks.processes
+            self.stats.checks += ks.checks
+            self.stats.seconds += ks.seconds
+            row = self.stats.extra.setdefault("kernel_fallback", {"asked": 0, "decided": 0})
+            row["asked"] += sum(len(idx) for _, idx in where)
+            row["decided"] += decided
 
     @property
     def plausible_unavailable(self) -> str:
