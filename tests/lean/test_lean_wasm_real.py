@@ -3,7 +3,7 @@
 A module-scoped fixture asks every question at once (``evaluate_many``), so the
 backend packs six VERINA tasks, a candidate spec, two candidate
 implementations and a compile check into a single file: once in compiled mode
-(``#eval``, the default, through the prelude of ``compiled_eval``) and once in
+(``#eval``, through the prelude of ``compiled_eval``) and once in
 kernel mode (``#reduce``/``decide``). The dataset's own labels are the truth:
 test inputs satisfy the precondition, reject inputs violate it, expected
 outputs are accepted, unexpected ones rejected, and the reference reproduces
@@ -64,7 +64,7 @@ def background_lean_job() -> dict[str, Any]:
     reqs.append(("classify", (by_id["verina_basic_73"], HOSTILE)))
     reqs.append(("compile", (adv1, HEAD, None)))
     reqs.append(("compile", (adv1, BROKEN, None)))
-    backend = make_backend("lean", runner="wasm", timeout=2400)
+    backend = make_backend("lean", runner="wasm", timeout=2400, mode="compiled")
     got = backend.evaluate_many(reqs)
     kernel = make_backend("lean", runner="wasm", timeout=2400, mode="kernel")
     return {"tasks": by_id, "requests": reqs, "got": got, "stats": backend.stats,

@@ -521,8 +521,9 @@ class LeanBackend:
             )
         if mode not in ("auto", "kernel", "compiled"):
             raise ValueError(f"unknown Lean mode {mode!r}; choose auto, kernel or compiled")
-        if mode == "auto":
-            mode = "compiled" if self.runner.supports_compiled else "kernel"
+        if mode == "auto":  # WASM: kernel until a full VERINA run in compiled mode is measured
+            mode = "compiled" if self.runner.supports_compiled and self.runner.name != "wasm" \
+                else "kernel"
         if mode == "compiled" and not self.runner.supports_compiled:
             raise ValueError(f"the {self.runner.name} Lean runner supports kernel mode only")
         self.mode = mode
