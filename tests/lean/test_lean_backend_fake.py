@@ -674,10 +674,11 @@ def test_scouts_try_every_budget_in_one_round_where_a_lean_start_is_dear(fake_le
 
 
 def test_the_probe_prefix_does_not_change_a_checks_kind() -> None:
-    from veriscale.backends.lean.backend import _command_kind, _probed
+    from veriscale.backends.lean.backend import _command_kind
+    from veriscale.backends.lean.render import probed
 
     for cmd in ("#reduce decide (F_precond 3)", "#eval! (F 4 (by sorry))", "example : (F 1) := by decide +kernel"):
-        assert _command_kind(_probed(cmd, 50000)) == _command_kind(cmd) != "set_option"
+        assert _command_kind(probed(cmd, 50000)) == _command_kind(cmd) != "set_option"
 
 
 def test_a_file_larger_than_the_timeout_was_sized_for_gets_longer(tmp_path) -> None:

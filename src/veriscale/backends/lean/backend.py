@@ -626,7 +626,7 @@ class LeanBackend:
         levels = self._heartbeat_levels()
 
         final = self._execute_round(
-            [(v, [_probed(c, levels[0]) for c in cmds]) for v, cmds in jobs], _fallback=True,
+            [(v, [render.probed(c, levels[0]) for c in cmds]) for v, cmds in jobs], _fallback=True,
             on_file=on_file)
         asked: set[tuple[int, int]] = set()  # checks the kernel was asked already
         counts = self._climb(jobs, final, levels, on_file, asked)
@@ -672,7 +672,7 @@ class LeanBackend:
         def command(at: tuple[int, int], lv: int) -> tuple[render.Variant, list[str]]:
             (ji, ci), budget = at, levels[lv]
             cmd = jobs[ji][1][ci]
-            return jobs[ji][0], [cmd if budget >= self.max_heartbeats else _probed(cmd, budget)]
+            return jobs[ji][0], [cmd if budget >= self.max_heartbeats else render.probed(cmd, budget)]
 
         # per unit: [check, lo] shortest command first; the budget its scouts all fit
         waiting: dict[tuple[str, ...], list[list[Any]]] = {}
@@ -1763,17 +1763,9 @@ def compile_answer(out: CheckOutput) -> str | None:
     return None
 
 
-_PROBE = re.compile(r"^set_option maxHeartbeats \d+ in ")  # the heartbeat probe's prefix
-
-
-def _probed(command: str, heartbeats: int) -> str:
-    """``command`` under a heartbeat budget of its own (what :data:`_PROBE` strips)."""
-    return f"set_option maxHeartbeats {int(heartbeats)} in {command}"
-
-
 def _command_kind(command: str) -> str:
     """``#reduce decide (F_precond``, ``#reduce (F`` ...: which function a check evaluates."""
-    head = _PROBE.sub("", command.split("\n", 1)[0], count=1)
+    head = render.PROBE.sub("", command.split("\n", 1)[0], count=1)
     words = head.replace("(", " ( ").split()
     for k, word in enumerate(words):
         if word not in ("#reduce", "#eval!", "#check", "decide", "(", "example", ":", "¬"):

@@ -443,6 +443,15 @@ def equality_command(call: str, expected: str, kernel: bool) -> str:
     return f"#reduce {term}" if kernel else f"#eval! {term}"
 
 
+PROBE = re.compile(r"^set_option maxHeartbeats (\d+) in ")
+"""The prefix of a check under a heartbeat budget of its own (:func:`probed`)."""
+
+
+def probed(command: str, heartbeats: int) -> str:
+    """``command`` under a heartbeat budget of its own (what :data:`PROBE` strips)."""
+    return f"set_option maxHeartbeats {int(heartbeats)} in {command}"
+
+
 def check_command(term: str) -> str:
     return f"#check ({term})"
 
@@ -618,9 +627,9 @@ def batch_key(command: str) -> tuple[int, str, str] | None:
     function share a batch: they tend to fail together (a specification with no
     ``Decidable`` instance), so a batch rarely loses good terms to another's error."""
     budget = 0
-    m = _PROBE_PREFIX.match(command)
+    m = PROBE.match(command)
     if m:
-        budget, command = int(command.split()[2]), command[m.end():]
+        budget, command = int(m.group(1)), command[m.end():]
     if "\n" in command:
         return None
     if command.startswith(_CHECK):
@@ -653,15 +662,13 @@ def batch_command(commands: Sequence[str], budget: int = 0) -> tuple[str, int]:
     key = (key[0] or budget, *key[1:])
     check = key[1] == "check"
     cut = len(_CHECK) - 1 if check else len(_EVAL)  # a #check keeps its term's parentheses
-    terms = [_PROBE_PREFIX.sub("", c, count=1)[cut:] for c in commands]
+    terms = [PROBE.sub("", c, count=1)[cut:] for c in commands]
     head = [f"set_option maxHeartbeats {key[0] * len(commands)} in"] if key[0] else []
     # the syntax filter's batch prints nothing when it elaborates (a #check of the
     # list would pretty-print it whole: slower than 64 single #checks)
     head.append(CHECK_BATCH if check else _EVAL + "[")
     return "\n".join([*head, ",\n".join("  " + t for t in terms) + "]"]), len(head)
 
-
-_PROBE_PREFIX = re.compile(r"^set_option maxHeartbeats \d+ in ")
 
 _OPEN, _CLOSE = "([{", ")]}"
 

@@ -61,7 +61,6 @@ class LeanProcessResult:
     messages: list[LeanMessage]
     returncode: int | None  # None when killed for the timeout
     timed_out: bool = False
-    stalled: bool = False  # timed out because one command ran for ``stall_seconds``
     seconds: float = 0.0
     stderr: str = ""
     other_output: list[str] = field(default_factory=list)  # non-JSON, non-debug stdout
@@ -282,7 +281,6 @@ def run_command(
         messages=messages,
         returncode=None if timed_out else proc.returncode,
         timed_out=timed_out,
-        stalled=reader is not None and reader.stalled,
         seconds=time.monotonic() - start,
         stderr=_decode(err)[-4000:],
         other_output=other,
