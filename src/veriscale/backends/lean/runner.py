@@ -169,8 +169,7 @@ class _Reader:
         self.proc = proc
         self.on_line = on_line
         self.stall_seconds = stall_seconds
-        self.stalled = False
-        self.last: float | None = None  # CPU seconds of Lean when the latest message came
+        self.messages = 0  # Lean messages read so far (the poll compares, not each message)
         self.out: list[bytes] = []
         self.err: list[bytes] = []
         self.furthest = 0
@@ -183,8 +182,8 @@ class _Reader:
         for chunk in iter(self.proc.stdout.readline, b""):
             self.out.append(chunk)
             msg = _message_line(chunk.decode("utf-8", "replace").strip())
-            if msg is not None and self.stall_seconds:
-                self.last = tree_cpu_seconds(self.proc.pid)
+            if msg is not None:
+                self.messages += 1
             if msg is not None and msg.line > self.furthest:
                 self.furthest = msg.line
                 if self.on_line is None:
@@ -200,9 +199,11 @@ class _Reader:
 
     def communicate(self, timeout: float | None) -> tuple[bytes, bytes]:
         """Both streams to their end; raises ``TimeoutExpired`` as ``Popen`` does, also
-        when Lean stalls (``stalled`` then says so; the readers stay attached, so a
-        second call after the kill gets everything)."""
+        when Lean stalls (the readers stay attached, so a second call after the kill
+        gets everything). Lean's CPU is read every 2 s of the poll, not per message."""
         deadline = None if timeout is None else time.monotonic() + timeout
+        seen = 0  # messages at the last poll, and Lean's CPU seconds when they changed
+        last: float | None = None
         while True:
             step = 2.0 if self.stall_seconds else None
             if deadline is not None:
@@ -213,9 +214,12 @@ class _Reader:
             except subprocess.TimeoutExpired:
                 if deadline is not None and time.monotonic() >= deadline:
                     raise
-                if self.stall_seconds and self.last is not None \
-                        and tree_cpu_seconds(self.proc.pid) - self.last > self.stall_seconds:
-                    self.stalled = True
+                if not self.stall_seconds:
+                    continue
+                cpu = tree_cpu_seconds(self.proc.pid)
+                if self.messages != seen:
+                    seen, last = self.messages, cpu
+                elif last is not None and cpu - last > self.stall_seconds:
                     raise
         for t in self.threads:
             t.join()
