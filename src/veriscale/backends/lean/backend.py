@@ -1414,15 +1414,7 @@ class LeanBackend:
         ``("classify", (task, inputs))``; the answers are what the protocol
         method would return, one list per request.
         """
-        builders: dict[str, Callable[..., _Plan]] = {
-            "check_inputs": self._plan_check_inputs,
-            "classify": self._plan_classify,
-            "precondition_holds": self._plan_decide,
-            "postcondition_holds": self._plan_post,
-            "run": self._plan_run,
-            "test_outputs": self._plan_test,
-            "compile": self._plan_compile,
-        }
+        builders = self._builders()
         plans = []
         for op, args in requests:
             if op not in builders:
@@ -1438,7 +1430,7 @@ class LeanBackend:
 
         answers = self._run_plans(plans, early)
         if not self.kernel and self.kernel_fallback:
-            self._ask_the_kernel(requests, builders, answers, early)
+            self._ask_the_kernel(requests, answers, early)
         out: list[list[Any]] = []
         undecided: list[tuple[int, Task, list[int]]] = []
         open_specs: list[tuple[int, list[int]]] = []
@@ -1467,8 +1459,20 @@ class LeanBackend:
                         if v is Verdict.UNKNOWN])
         return out
 
+    def _builders(self) -> dict[str, Callable[..., _Plan]]:
+        """Each operation's plan builder (in this backend's mode)."""
+        return {
+            "check_inputs": self._plan_check_inputs,
+            "classify": self._plan_classify,
+            "precondition_holds": self._plan_decide,
+            "postcondition_holds": self._plan_post,
+            "run": self._plan_run,
+            "test_outputs": self._plan_test,
+            "compile": self._plan_compile,
+        }
+
     def _ask_the_kernel(self, requests: Sequence[tuple[str, tuple[Any, ...]]],
-                        builders: dict[str, Callable[..., _Plan]], answers: list[list[Any]],
+                        answers: list[list[Any]],
                         early: Callable[[list[tuple[int, int, Any]]], None] | None) -> None:
         """Ask kernel reduction what compiled evaluation could not answer because it
         took Lean down (on WASM, string code of verina_advanced_71's postcondition
@@ -1493,12 +1497,11 @@ class LeanBackend:
                              crash_retries=self.crash_retries)
         kernel.runner.stall_seconds = None  # heartbeats bound kernel reduction
         kernel.compat = {k: set(v) for k, v in self.compat.items()}
+        builders = kernel._builders()
         kplans = []
         for ri, idx in where:
             op, args = requests[ri]
-            items = args[-1]
-            kplans.append(getattr(kernel, builders[op].__name__)(
-                *args[:-1], [items[i] for i in idx]))
+            kplans.append(builders[op](*args[:-1], [args[-1][i] for i in idx]))
         got = kernel._run_plans(kplans)
         decided = 0
         told: list[tuple[int, int, Any]] = []
