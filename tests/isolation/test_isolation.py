@@ -90,7 +90,9 @@ def test_bwrap_command_lines(tmp_path: Path) -> None:
                                  {"LEAN_PATH": f"{tmp_path}/lib:/usr/lib"})
     assert str(work) in tool.rw
     top = "/tmp/" + str(tmp_path)[len("/tmp/"):].split("/")[0]
-    assert tool.ro == (top,)  # mentioned and existing /tmp entries only
+    # mentioned and existing /tmp entries, and this interpreter's prefix when it lives
+    # under /tmp (a venv in a clone there), nothing else
+    assert tool.ro == (top, *process.interpreter_paths())
     argv = process.bwrap_argv("bwrap", ["lean"], cwd=str(work), mounts=tool)
     assert argv[argv.index("--ro-bind"):][:3] == ["--ro-bind", "/", "/"]
     assert argv[argv.index("--bind") + 1] == str(work)
