@@ -31,7 +31,7 @@ from veriscale.backends.base import Implementation, Verdict
 from veriscale.backends.python.backend import PythonBackend
 from veriscale.backends.python.format import load_task_dir, new_task_dir
 from veriscale.backends.python.sandbox import WORKER_SCRIPT, check_untrusted_python
-from veriscale.benchmark.model import Task
+from veriscale.benchmark.model import Spec, Task
 from veriscale.evaluation.harness import evaluate_candidate
 from veriscale.evaluation.solutions import Submission
 
@@ -225,9 +225,9 @@ def _cases(trap: str, port: int) -> list[Case]:
              "    raise KeyError(_os.environ.get('VERISCALE_CONFORMANCE_SECRET', 'none'))\n",
              "FAIL", "error"),
         case("huge_list_output", "def gcd2(a, b):\n    return [1] * 4_000_000\n",
-             "FAIL|UNKNOWN", "output_limit|timeout"),
+             "FAIL", "output_limit|timeout"),
         case("huge_string_output", "def gcd2(a, b):\n    return 'x' * 50_000_000\n",
-             "FAIL|UNKNOWN", "output_limit|timeout|memory"),
+             "FAIL", "output_limit|timeout|memory"),
         case("deep_nesting_output",
              "def gcd2(a, b):\n    x = []\n    for _ in range(100_000):\n        x = [x]\n"
              "    return x\n", "FAIL|UNKNOWN", "ill_typed|crash|output_limit"),
@@ -237,8 +237,13 @@ def _cases(trap: str, port: int) -> list[Case]:
              "def gcd2(a, b):\n    while True:\n        try:\n            while True:\n"
              "                pass\n        except BaseException:\n            pass\n",
              "FAIL|UNKNOWN", "timeout"),
+        # one request beyond the whole limit: nothing was used, so no limit tripped
         case("memory_bomb", "def gcd2(a, b):\n    return len(bytearray(8 * 1024 ** 3))\n",
-             "FAIL|UNKNOWN", "memory"),
+             "FAIL", "error"),
+        case("memory_hoard", "def gcd2(a, b):\n    h = []\n    while True:\n"
+             "        h.append(b'm' * (1 << 22))\n", "FAIL|UNKNOWN", "memory|timeout"),
+        case("raise_memory_error", "def gcd2(a, b):\n    raise MemoryError\n", "FAIL",
+             "error"),
         case("os_exit", f"{ESCAPE}def gcd2(a, b):\n    _os._exit(0)\n", "FAIL", "exit"),
         case("segfault", f"{ESCAPE}_ct = _bi.__import__('ctypes')\n"
              "def gcd2(a, b):\n    return _ct.string_at(0)\n", "FAIL", "crash"),
@@ -349,6 +354,61 @@ def test_forged_results_do_not_reach_the_next_candidate(backend: PythonBackend,
     # the forger may forge its own results (as if it computed them), never another's
     _verdict(backend, task, "forger", forger)
     assert _verdict(backend, task, "wrong", WRONG)[0] == "FAIL"
+
+
+GT_POST = ("import math\n"
+           "def postcondition(a, b, result):\n"
+           "    return (result > 0 and a % result == 0 and b % result == 0\n"
+           "            and math.gcd(a // result, b // result) == 1)\n")
+
+
+def _spec_verdicts(backend: PythonBackend, task: Task, name: str,
+                   post: str) -> dict[str, str]:
+    res = evaluate_candidate(backend, task, Submission(task.id, 0, spec=Spec(
+        postcond=post, id=name)))
+    return {m: res.metrics[m].get("lower").value for m in ("postcond_sound",
+                                                           "postcond_complete")}
+
+
+def test_a_specification_cannot_tell_the_answer_key_by_remembering(
+        backend: PythonBackend, task: Task) -> None:
+    """Expected pairs come before unexpected ones for the same input: a spec that
+    says True the first time it sees an input and False after would pass both
+    properties if its memory outlived an item. Each item gets a fresh module."""
+    rememberer = ("_seen = []\n"
+                  "def postcondition(a, b, result):\n"
+                  "    if (a, b) in _seen:\n"
+                  "        return False\n"
+                  "    _seen.append((a, b))\n"
+                  "    return True\n")
+    got = _spec_verdicts(backend, task, "rememberer", rememberer)
+    assert got == {"postcond_sound": "FAIL", "postcond_complete": "PASS"}, got
+    counter = ("_calls = [0]\n"
+               "def postcondition(a, b, result):\n"
+               "    _calls[0] += 1\n"
+               "    return _calls[0] == 1\n")
+    pairs = [(t.input, t.expected) for t in task.tests] * 3
+    assert backend.postcondition_holds(task, Spec(postcond=counter), pairs) == [
+        Verdict.TRUE] * len(pairs)
+    assert _spec_verdicts(backend, task, "gt", GT_POST) == {
+        "postcond_sound": "PASS", "postcond_complete": "PASS"}
+
+
+@pytest.mark.parametrize(("name", "body"), [
+    ("raise_memory_error", "    raise MemoryError\n"),
+    ("raise_recursion_error", "    raise RecursionError('deep')\n"),
+    ("recurse_for_real", "    return postcondition(a, b, result)\n"),
+    ("answer_a_huge_string", "    return 'x' * 3_000_000\n"),
+    ("answer_a_set", "    return {a}\n"),
+    ("raise_a_timeout_of_its_own", "    raise TimeoutError('slow')\n"),
+])
+def test_a_specification_cannot_choose_unknown(name: str, body: str, backend: PythonBackend,
+                                               task: Task) -> None:
+    """What a candidate raised or returned is its FAIL, never UNKNOWN: UNKNOWN (and
+    with it the upper bound's PASS) comes only from what the supervisor saw."""
+    post = f"def postcondition(a, b, result):\n{body}"
+    got = _spec_verdicts(backend, task, name, post)
+    assert got == {"postcond_sound": "FAIL", "postcond_complete": "FAIL"}, (name, got)
 
 
 def test_random_is_deterministic_per_candidate(task: Task) -> None:

@@ -26,8 +26,8 @@ from veriscale.values import INT
 P, F, U = Score.PASS, Score.FAIL, Score.UNKNOWN
 
 CONCLUSIVE = ["crash: recursion", "error: ValueError: x", "exit: sys.exit(1)",
-              "ill_typed: str", "compile: boom"]
-INCONCLUSIVE = ["timeout", "memory", "output_limit: 9 bytes", "infrastructure: Lean stopped",
+              "ill_typed: str", "compile: boom", "output_limit: 9 bytes"]
+INCONCLUSIVE = ["timeout", "memory", "infrastructure: Lean stopped",
                 "unsupported: no Mathlib", "unknown: stuck reduction", "backend: whatever",
                 "not a kind at all"]
 
@@ -44,7 +44,7 @@ def test_one_property_decides_score_and_verify(error: str) -> None:
 
 def test_every_kind_has_a_reading_and_unknown_prefixes_are_not_the_candidates() -> None:
     assert {k for k in FailureKind if k.inconclusive} == {
-        FailureKind.TIMEOUT, FailureKind.MEMORY, FailureKind.OUTPUT_LIMIT,
+        FailureKind.TIMEOUT, FailureKind.MEMORY,
         FailureKind.INFRASTRUCTURE, FailureKind.UNSUPPORTED, FailureKind.UNKNOWN}
     for k in FailureKind:
         assert FailureKind.of_error(f"{k.value}: detail") is k

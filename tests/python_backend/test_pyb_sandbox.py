@@ -36,8 +36,23 @@ def f(mode, x):
                 pass
     if mode == "segfault":
         ctypes.string_at(0)
-    if mode == "memory":
+    if mode == "memory":             # grows until the limit trips: the kernel sees the peak
+        hoard = []
+        while True:
+            hoard.append(b"m" * (1 << 20))
+    if mode == "one_huge_request":   # more than the whole limit at once: nothing was used
         return len(bytearray(4 * 1024 ** 3))
+    if mode == "raise_memory":       # a MemoryError the candidate chose to raise
+        raise MemoryError
+    if mode in ("forge_timeout", "forge_infrastructure"):  # claim a verdict in a frame
+        what = "timeout" if mode == "forge_timeout" else "infrastructure: checker died"
+        body = ('{"i": %d, "ok": false, "error": "%s", "seconds": 0}' % (2 * x, what)).encode()
+        for fd in range(3, 64):
+            try:
+                os.write(fd, len(body).to_bytes(4, "big") + body)
+            except OSError:
+                pass
+        return x
     if mode == "sys_exit":
         sys.exit(3)
     if mode == "os_exit":
@@ -75,7 +90,10 @@ MODES = {
     "hang": "timeout",
     "swallow": "timeout",
     "segfault": "crash",
-    "memory": "memory",
+    "one_huge_request": "error",
+    "raise_memory": "error",
+    "forge_timeout": "error",
+    "forge_infrastructure": "crash",
     "sys_exit": "exit",
     "os_exit": "exit",
     "protocol": "error",  # the server's pipes are closed in the candidate's child
@@ -114,6 +132,18 @@ def test_every_failure_mode_costs_one_item(sandbox: Sandbox) -> None:
     assert "SIGSEGV" in results[2 * list(MODES).index("segfault")].error
 
 
+def test_memory_is_a_limit_only_when_the_kernel_saw_it_used() -> None:
+    """UNKNOWN (``memory``) needs the kernel's peak count of the child at half the
+    limit; a raised MemoryError, or one request beyond the whole limit, is FAIL."""
+    limits = SandboxLimits(timeout=10.0, memory_mb=200)
+    with Sandbox(workers=1, limits=limits) as sb:
+        got = sb.call_many(HOSTILE, ["f"], [["memory", 0], ["ok", 1], ["raise_memory", 2],
+                                            ["one_huge_request", 3]], restricted=False)
+    assert [r.error.split(":", 1)[0] for r in got] == ["memory", "", "error", "error"], got
+    assert got[1].ok and got[1].value == 2
+    assert "under half the memory limit (200 MB)" in got[2].error
+
+
 def test_workers_are_reused(sandbox: Sandbox) -> None:
     before = sandbox.stats.processes
     src = "def g(a, b):\n    return [a, b, a + b]\n"
@@ -129,9 +159,10 @@ def test_hard_failure_restarts_and_continues_in_order() -> None:
                  batch_size=4) as sb:
         results = sb.call_many(src, ["h"], [[k] for k in range(12)])
         assert [r.value for r in results if r.ok] == [k for k in range(12) if k != 3]
-        assert results[3].error == "memory"
+        # a request beyond the whole limit at once: the candidate's error, not a limit
+        assert results[3].error.startswith("error: MemoryError"), results[3]
         # at most one process per worker (how many start depends on thread timing):
-        # a MemoryError does not need a restart
+        # a MemoryError does not need a restart of the worker
         assert sb.stats.processes <= 2
 
 

@@ -65,9 +65,9 @@ class FailureKind(enum.Enum):
     never store them; the others are the candidate's wrong answer (FAIL).
     """
 
-    TIMEOUT = "timeout"  # time limit (per test or per candidate)
-    MEMORY = "memory"  # memory limit
-    OUTPUT_LIMIT = "output_limit"  # the result was too large to bring back
+    TIMEOUT = "timeout"  # time limit (per test or per candidate), on the supervisor's clock
+    MEMORY = "memory"  # memory limit, as the supervisor saw it trip
+    OUTPUT_LIMIT = "output_limit"  # the candidate's result was too large to bring back
     CRASH = "crash"  # the candidate crashed its process (signal, recursion, panic)
     EXIT = "exit"  # the candidate exited
     ERROR = "error"  # the candidate raised an exception
@@ -95,7 +95,7 @@ class FailureKind(enum.Enum):
 
 
 _INCONCLUSIVE = frozenset({
-    FailureKind.TIMEOUT, FailureKind.MEMORY, FailureKind.OUTPUT_LIMIT,
+    FailureKind.TIMEOUT, FailureKind.MEMORY,
     FailureKind.INFRASTRUCTURE, FailureKind.UNSUPPORTED, FailureKind.UNKNOWN,
 })
 

@@ -15,14 +15,17 @@ outcome                    verdict    why
 =========================  =========  ========================================
 ok, equal value            PASS
 ok, other value            FAIL       wrong answer
-``timeout``, ``memory``,   UNKNOWN    a resource limit: we cannot tell; never
-``output_limit``                      PASS
+``timeout``, ``memory``    UNKNOWN    a resource limit the supervisor saw trip
+                                      (its clock; the kernel's peak memory
+                                      count); never PASS
 ``infrastructure``,        UNKNOWN    the checker could not run the check (the
 ``unsupported``,                      prover died, a worker was lost, this
 ``unknown``                           backend cannot evaluate it)
-``crash``, ``error``,      FAIL       the candidate raised / panicked on a
-``exit``, ``ill_typed``               valid input, exited, or returned a value
-                                      of the wrong type
+``crash``, ``error``,      FAIL       the candidate raised (whatever the
+``exit``, ``ill_typed``,              class: a raised ``MemoryError`` is
+``output_limit``                      ``error``) or panicked on a valid input,
+                                      exited, or returned a value of the wrong
+                                      type or too large to bring back
 ``compile``                FAIL       the candidate does not build
 =========================  =========  ========================================
 

@@ -80,6 +80,7 @@ class SandboxBatch:
     restricted: bool
     seed: int = 0  # the run seed: `random` inside is seeded from it, as locally
     sandbox: str | None = None  # the driver's --sandbox mode, honoured on the node
+    fresh: bool = False  # each item in a fresh child (Sandbox.call_many)
 
 
 _sandboxes: dict[Any, Sandbox] = {}
@@ -119,7 +120,8 @@ def run_sandbox_batch(batch: SandboxBatch) -> list[CallResult]:
         raise RetryableUnitError(f"node {node_name()}: {exc}") from exc
     try:
         return sandbox.call_many(batch.source, list(batch.funcs),
-                                 [list(a) for a in batch.items], restricted=batch.restricted)
+                                 [list(a) for a in batch.items], restricted=batch.restricted,
+                                 fresh=batch.fresh)
     except RuntimeError as exc:  # the sandbox itself could not work here
         raise RetryableUnitError(f"node {node_name()}: Python sandbox failed: {exc}") from exc
 
@@ -140,7 +142,8 @@ def sandbox_resources(limits: SandboxLimits) -> Resources:
 
 def call_many_on(executor: Executor, limits: SandboxLimits, batch_size: int, source: str,
                  funcs: Sequence[str], items: Sequence[Sequence[Any]], restricted: bool,
-                 seed: int = 0, sandbox: str | None = None) -> list[CallResult]:
+                 seed: int = 0, sandbox: str | None = None,
+                 fresh: bool = False) -> list[CallResult]:
     """``Sandbox.call_many`` with each batch of ``batch_size`` items a unit of ``executor``.
 
     ``candidate_seconds`` holds per batch, from the moment the batch starts on its
@@ -155,7 +158,7 @@ def call_many_on(executor: Executor, limits: SandboxLimits, batch_size: int, sou
         return []
     size = max(1, batch_size)
     chunks = [tuple(tuple(a) for a in items[i : i + size]) for i in range(0, len(items), size)]
-    payloads = [SandboxBatch(limits, source, tuple(funcs), c, restricted, seed, sandbox)
+    payloads = [SandboxBatch(limits, source, tuple(funcs), c, restricted, seed, sandbox, fresh)
                 for c in chunks]
     got = executor.map(run_sandbox_batch, payloads, resources=sandbox_resources(limits))
     out: list[CallResult] = []

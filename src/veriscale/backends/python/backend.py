@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
 from veriscale.backends import isolation
@@ -111,15 +111,16 @@ class PythonBackend:
         self.sandbox.close()
 
     def _call(self, source: str, funcs: Sequence[str], items: Sequence[Sequence[Any]],
-              restricted: bool) -> list[CallResult]:
+              restricted: bool, fresh: bool = False) -> list[CallResult]:
         start = time.perf_counter()
         try:
             if is_remote(self.executor):
                 assert self.executor is not None
                 return call_many_on(self.executor, self.sandbox.limits, self.sandbox.batch_size,
                                     source, funcs, items, restricted, seed=self.sandbox.seed,
-                                    sandbox=self.sandbox.isolation.mode)
-            return self.sandbox.call_many(source, funcs, items, restricted=restricted)
+                                    sandbox=self.sandbox.isolation.mode, fresh=fresh)
+            return self.sandbox.call_many(source, funcs, items, restricted=restricted,
+                                          fresh=fresh)
         finally:
             self._stats.checks += len(items)
             self._stats.seconds += time.perf_counter() - start
@@ -190,10 +191,11 @@ class PythonBackend:
         return natives, bad
 
     def _evaluate(self, source: str, funcs: Sequence[str], natives: list[list[Any]],
-                  bad: dict[int, str], restricted: bool) -> list[CallResult]:
+                  bad: dict[int, str], restricted: bool,
+                  fresh: bool = False) -> list[CallResult]:
         """Call on the good items only; bad items get an ``ill_typed`` failure."""
         good = [k for k in range(len(natives)) if k not in bad]
-        got = self._call(source, funcs, [natives[k] for k in good], restricted)
+        got = self._call(source, funcs, [natives[k] for k in good], restricted, fresh)
         out = [CallResult(False, error=f"ill_typed: input: {bad[k]}") if k in bad else None
                for k in range(len(natives))]
         for k, r in zip(good, got, strict=True):
@@ -201,13 +203,17 @@ class PythonBackend:
         return [r for r in out if r is not None]
 
     def _bool_verdicts(self, results: list[CallResult], key: tuple[str, str, str] | None = None,
-                       unknown: list[str] | None = None) -> list[Verdict]:
-        """A spec's answers. Raising, crashing or answering a non-boolean is ERROR (a
-        specification is total: that is a wrong answer, not an abstention); limits,
-        a lost worker and items that could not be presented (ill-typed) are UNKNOWN.
+                       unknown: list[str] | None = None,
+                       unpresented: Collection[int] = ()) -> list[Verdict]:
+        """A spec's answers. Raising (whatever the class), crashing or answering a
+        non-boolean (of any type or size) is ERROR (a specification is total: that
+        is a wrong answer, not an abstention); limits the supervisor saw trip, a
+        lost worker and the items ``unpresented`` (an ill-typed input, never sent to
+        the worker: known by position, not by a text the candidate could write) are
+        UNKNOWN.
         The first ERROR's message is kept under ``key`` for :meth:`spec_error`."""
         out: list[Verdict] = []
-        for r in results:
+        for k, r in enumerate(results):
             if r.ok and isinstance(r.value, bool):
                 out.append(Verdict.of(r.value))
                 continue
@@ -216,7 +222,7 @@ class PythonBackend:
             else:
                 why = outcome_error(r.error)
                 kind = FailureKind.of_error(why)
-                if kind.inconclusive or kind in (FailureKind.ILL_TYPED, FailureKind.COMPILE):
+                if kind.inconclusive or k in unpresented or kind is FailureKind.COMPILE:
                     out.append(Verdict.UNKNOWN)
                     if unknown is not None:
                         unknown.append(why)
@@ -316,10 +322,13 @@ class PythonBackend:
         natives, bad = self._native_inputs(task, inputs)
         bad.update(extra_bad or {})
         func = "precondition" if which == "pre" else "postcondition"
-        results = self._evaluate(source, [func], extend(natives), bad, restricted)
+        # A candidate specification judges each item in a fresh module: it must not
+        # learn which items are the answer key from the order it is asked them.
+        results = self._evaluate(source, [func], extend(natives), bad, restricted,
+                                 fresh=restricted)
         unknown: list[str] = []
         got = self._bool_verdicts(results, _spec_key(task, which, source) if restricted else None,
-                                  unknown)
+                                  unknown, bad)
         self._stats.count_unknowns(op, spec, unknown)
         return got
 

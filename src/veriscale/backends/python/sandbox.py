@@ -481,8 +481,9 @@ class WorkerProcess:
 
     def run(self, source: str, restricted: bool, funcs: Sequence[str],
             items: Sequence[list[Any]], seeds: Sequence[int], seed: int,
-            budget: float) -> RunReply:
-        """One candidate module on ``items`` in a fresh child of this server."""
+            budget: float, fresh: bool = False) -> RunReply:
+        """One candidate module on ``items`` in a fresh child of this server (with
+        ``fresh``, a fresh child, and module, for each item)."""
         lim = self.limits
         self.stats.round_trips += 1
         self.stats.loads += 1
@@ -491,7 +492,7 @@ class WorkerProcess:
             self._send({"op": "run", "source": source, "restricted": restricted,
                         "funcs": list(funcs), "items": list(items), "seeds": list(seeds),
                         "seed": seed, "timeout": lim.timeout, "load_timeout": lim.load_timeout,
-                        "budget": budget, "cpu_seconds": lim.cpu_seconds})
+                        "budget": budget, "cpu_seconds": lim.cpu_seconds, "fresh": fresh})
             while True:
                 frame = self._recv(time.monotonic() + lim.reply_deadline)
                 if not isinstance(frame, dict):
@@ -616,10 +617,14 @@ class Sandbox:
 
     def call_many(
         self, source: str, funcs: Sequence[str], items: Sequence[Sequence[Any]], *,
-        restricted: bool = True,
+        restricted: bool = True, fresh: bool = False,
     ) -> list[CallResult]:
         """Call the first defined function of ``funcs`` in module ``source`` on each
-        item (positional native arguments); never raises for a bad item."""
+        item (positional native arguments); never raises for a bad item.
+
+        ``fresh``: each item in a new child that loads the module anew, so nothing
+        the module remembers from one item reaches the next (a specification must
+        not tell the answer key from the adversaries by the order it sees them)."""
         if self._closed:
             raise RuntimeError("sandbox is closed")
         if not items:
@@ -644,7 +649,7 @@ class Sandbox:
             w = self._idle.get()
             try:
                 got = self._run_chunk(w, source, restricted, funcs, [wire[k] for k in chunk],
-                                      [seeds[k] for k in chunk], cand_seed, deadline)
+                                      [seeds[k] for k in chunk], cand_seed, deadline, fresh)
                 for idx, res in zip(chunk, got, strict=True):
                     out[idx] = res
             finally:
@@ -666,6 +671,7 @@ class Sandbox:
     def _run_chunk(
         self, w: WorkerProcess, source: str, restricted: bool, funcs: Sequence[str],
         items: list[list[Any]], seeds: list[int], cand_seed: int, deadline: float,
+        fresh: bool = False,
     ) -> list[CallResult]:
         """All items of one chunk; a lost worker is restarted and the remaining items
         retried once, then what still has no result is an infrastructure failure."""
@@ -695,7 +701,7 @@ class Sandbox:
                 break
             done = len(results)
             reply = w.run(source, restricted, funcs, items[done:], seeds[done:], cand_seed,
-                          budget)
+                          budget, fresh)
             results.extend(reply.results)
             if reply.load_error is not None:
                 if "timeout" not in reply.load_error:

@@ -66,6 +66,13 @@ UNSAFE_BUILTINS = (
     "globals", "locals", "vars", "memoryview", "getattr", "setattr", "delattr",
 )
 
+# The failures a candidate's process may report for one of its items (a raised
+# exception, a crash it saw, a result it could not send); anything else in its
+# frame (``infrastructure``, ``unknown``, ...) would be the candidate choosing a
+# verdict. ``timeout`` and ``memory`` are checked by the server (Server._items).
+CHILD_KINDS = frozenset({"error", "crash", "exit", "ill_typed", "output_limit", "timeout",
+                         "memory"})
+
 HEADER = struct.Struct(">I")
 SMALL_INT = 1 << 63
 PR_SET_NO_NEW_PRIVS, PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 38, 22, 2
@@ -329,9 +336,9 @@ _ORIG_SEED: Any = None
 # the child: one candidate
 
 
-def _child(cfg: dict[str, Any], req: dict[str, Any], start_at: int, wfd: int,
+def _child(cfg: dict[str, Any], req: dict[str, Any], start_at: int, end: int, wfd: int,
            server: Channel) -> None:
-    """Load the candidate module and evaluate items ``start_at:``; never returns."""
+    """Load the candidate module and evaluate items ``start_at:end``; never returns."""
     import resource
 
     try:
@@ -379,7 +386,7 @@ def _child(cfg: dict[str, Any], req: dict[str, Any], start_at: int, wfd: int,
         items, seeds = req["items"], req.get("seeds") or []
         timeout = float(req.get("timeout", 2.0))
         limit = int(cfg.get("max_output_bytes", 1 << 20))
-        for k in range(start_at, len(items)):
+        for k in range(start_at, end):
             seed_random(int(seeds[k]) if k < len(seeds) else k)
             out.send_bytes(_one(k, fn, items[k], timeout, req.get("cpu_seconds"), limit))
     except BaseException:  # the server reports the missing frames
@@ -472,25 +479,28 @@ class Server:
                 return "eof", 0
             buf.extend(chunk)
 
-    def _end_child(self, pid: int, patience: float = 0.0) -> int:
-        """Reap ``pid`` (killing it after ``patience`` seconds); its wait status."""
+    def _end_child(self, pid: int, patience: float = 0.0, rusage: bool = False) -> int:
+        """Reap ``pid`` (killing it after ``patience`` seconds); its wait status, or
+        with ``rusage`` its peak resident memory in kB as the kernel counted it."""
         end = time.monotonic() + patience
-        status = 0
+        status, peak = 0, 0
         try:
             while True:
-                done, status = os.waitpid(pid, os.WNOHANG)
+                done, status, usage = os.wait4(pid, os.WNOHANG)
                 if done:
+                    peak = usage.ru_maxrss
                     break
                 if time.monotonic() >= end:
                     with contextlib.suppress(ProcessLookupError):
                         os.kill(pid, signal.SIGKILL)
-                    _, status = os.waitpid(pid, 0)
+                    _, status, usage = os.wait4(pid, 0)
+                    peak = usage.ru_maxrss
                     break
                 time.sleep(0.001)
         except ChildProcessError:  # already reaped
             pass
         self._reap_strays()
-        return status
+        return peak if rusage else status
 
     def _reap_strays(self) -> None:
         """Kill and reap processes a child left behind (we are their subreaper)."""
@@ -530,6 +540,7 @@ class Server:
         budget = float(req.get("budget") or 60.0)
         deadline = time.monotonic() + budget
         send = self.channel.send
+        fresh = bool(req.get("fresh"))  # one child per item: no state outlives an item
         pos = 0
         first = True
         while first or pos < n:
@@ -541,7 +552,7 @@ class Server:
             pid = os.fork()
             if pid == 0:  # pragma: no cover - the child
                 os.close(rfd)
-                _child(self.cfg, req, pos, wfd, self.channel)
+                _child(self.cfg, req, pos, min(n, pos + 1) if fresh else n, wfd, self.channel)
             os.close(wfd)
             buf = bytearray()
             try:
@@ -563,27 +574,54 @@ class Server:
                 if "load_error" in reply:
                     send({"load_error": str(reply["load_error"])[:2000]})
                     break
-                pos = self._items(rfd, buf, pid, pos, n, timeout + grace, deadline, budget)
+                pos = self._items(rfd, buf, pid, pos, min(n, pos + 1) if fresh else n,
+                                  timeout, grace, deadline, budget)
             finally:
                 os.close(rfd)
                 self._end_child(pid)
         send({"done": True})
 
-    def _items(self, rfd: int, buf: bytearray, pid: int, pos: int, n: int, per_item: float,
-               deadline: float, budget: float) -> int:
-        """Relay the child's item frames from ``pos``; the next position to run."""
+    def _items(self, rfd: int, buf: bytearray, pid: int, pos: int, n: int, timeout: float,
+               grace: float, deadline: float, budget: float) -> int:
+        """Relay the child's item frames from ``pos``; the next position to run.
+
+        A frame is the candidate's own word (its process can write any frame), so
+        it may claim only what a return could: a value, or a failure of the
+        candidate's own kinds (:data:`CHILD_KINDS`). A claimed ``timeout`` stands
+        only when this server's clock saw the item take that long, and a claimed
+        ``memory`` only when the kernel saw the child's peak memory reach half the
+        limit; otherwise each is the candidate's raised exception (FAIL).
+        """
         while pos < n:
-            what, got = self._read(rfd, buf, min(deadline, time.monotonic() + per_item))
+            started = time.monotonic()
+            what, got = self._read(rfd, buf, min(deadline, started + timeout + grace))
             if what == "frame":
                 assert isinstance(got, bytes)
                 reply = _parse(got)
-                if (isinstance(reply, dict) and reply.get("i") == pos
+                if not (isinstance(reply, dict) and reply.get("i") == pos
                         and isinstance(reply.get("ok"), bool)):
+                    self._item_error(pos, "crash: protocol violation")
+                    return pos + 1
+                if reply["ok"]:
                     self.channel.send_bytes(got)
                     pos += 1
                     continue
-                self._item_error(pos, "crash: protocol violation")
-                return pos + 1
+                error = reply.get("error")
+                kind = error.split(":", 1)[0].strip() if isinstance(error, str) else ""
+                if kind not in CHILD_KINDS:
+                    self._item_error(pos, "crash: protocol violation (a failure the candidate "
+                                          "cannot have)")
+                    return pos + 1
+                if kind == "timeout" and time.monotonic() - started < 0.98 * timeout:
+                    self._item_error(pos, "error: the candidate reported a timeout before its "
+                                          "time limit")
+                    return pos + 1
+                if kind == "memory":
+                    self._item_error(pos, self._memory_claim(pid))
+                    return pos + 1
+                self.channel.send_bytes(got)
+                pos += 1
+                continue
             if what == "big":
                 self._item_error(pos, f"output_limit: result of {got} bytes "
                                       f"(limit {self.limit})")
@@ -598,6 +636,18 @@ class Server:
             self._item_error(pos, "timeout")
             return pos + 1
         return pos
+
+    def _memory_claim(self, pid: int) -> str:
+        """Stop the child that reported a MemoryError; ``memory`` (a limit, UNKNOWN)
+        when the kernel saw its peak resident memory reach half the limit, else the
+        candidate's own error (``raise MemoryError``, or one request for more than
+        the whole limit at once)."""
+        peak_kb = self._end_child(pid, 0.0, rusage=True)
+        limit_mb = int(self.cfg.get("memory_mb") or 0)
+        if limit_mb and peak_kb * 1024 >= limit_mb * 1024 * 1024 // 2:
+            return "memory"
+        return (f"error: MemoryError with a peak of {peak_kb // 1024} MB, under half the "
+                f"memory limit ({limit_mb} MB)")
 
     def _item_error(self, i: int, error: str) -> None:
         self.channel.send({"i": i, "ok": False, "error": error, "seconds": 0.0})
