@@ -62,6 +62,15 @@ def test_filter_refuses_what_a_computation_never_needs(tmp_path: Path) -> None:
         attempt("mkdir", lambda: os.mkdir({str(tmp_path / 'd')!r}))
         attempt("kill", lambda: os.kill(os.getppid(), 0))
         attempt("read", lambda: open({str(tmp_path / 'r')!r}).read())
+        attempt("memfd_create", lambda: os.memfd_create("shared"))
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        def sysv(fn, *args):
+            if fn(*args) == -1:
+                raise OSError(ctypes.get_errno(), fn.__name__)
+        attempt("shmget", lambda: sysv(libc.shmget, 0, 4096, 0o1666))  # IPC_PRIVATE|IPC_CREAT
+        attempt("msgget", lambda: sysv(libc.msgget, 0, 0o1666))
+        attempt("semget", lambda: sysv(libc.semget, 0, 1, 0o1666))
         print(__import__("json").dumps(out))
     """)
     (tmp_path / "r").write_text("readable")

@@ -5,7 +5,9 @@ the user namespace maps the sandbox's uid 65534 to host root, and the kernel
 never enforces ``RLIMIT_NPROC`` for host root; a fork bomb or a ``fork`` +
 ``setsid`` child would go unchecked. The filter refuses (``EPERM``) the system
 calls a pure computation never needs: new processes and threads, ``exec``,
-sockets, signalling or tracing other processes, opening files for writing and
+sockets, signalling or tracing other processes, SysV IPC, POSIX message queues and
+``memfd_create`` (memory one candidate could leave for a later one), opening files
+for writing and
 changing the file tree, new namespaces/mounts, io_uring (which would bypass the
 filter), ``open_by_handle_at``. It works with or without bubblewrap, so even
 ``--sandbox none`` keeps candidates from spawning, networking or writing files.
@@ -45,6 +47,13 @@ _X86_64 = {
     "io_uring_enter": 426, "io_uring_register": 427, "perf_event_open": 298,
     "userfaultfd": 323, "keyctl": 250, "add_key": 248, "request_key": 249,
     "name_to_handle_at": 303, "open_by_handle_at": 304,
+    # memory and queues shared between processes (a channel from one candidate to a
+    # later one: a SysV segment outlives its creator)
+    "shmget": 29, "shmat": 30, "shmctl": 31, "shmdt": 67, "semget": 64, "semop": 65,
+    "semctl": 66, "semtimedop": 220, "msgget": 68, "msgsnd": 69, "msgrcv": 70,
+    "msgctl": 71, "mq_open": 240, "mq_unlink": 241, "mq_timedsend": 242,
+    "mq_timedreceive": 243, "mq_notify": 244, "mq_getsetattr": 245, "memfd_create": 319,
+    "memfd_secret": 447,
 }
 _X86_64_OPEN = {"open": (2, 1), "openat": (257, 2)}  # name -> (number, index of flags)
 _AARCH64 = {
@@ -58,6 +67,11 @@ _AARCH64 = {
     "io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427,
     "perf_event_open": 241, "userfaultfd": 282, "keyctl": 219, "add_key": 217,
     "request_key": 218, "name_to_handle_at": 264, "open_by_handle_at": 265,
+    "mq_open": 180, "mq_unlink": 181, "mq_timedsend": 182, "mq_timedreceive": 183,
+    "mq_notify": 184, "mq_getsetattr": 185, "msgget": 186, "msgctl": 187, "msgrcv": 188,
+    "msgsnd": 189, "semget": 190, "semctl": 191, "semtimedop": 192, "semop": 193,
+    "shmget": 194, "shmctl": 195, "shmat": 196, "shmdt": 197, "memfd_create": 279,
+    "memfd_secret": 447,
 }
 _AARCH64_OPEN = {"openat": (56, 2)}
 
