@@ -57,6 +57,8 @@ def one(i, line):
         return
     if "BROKEN" in line:
         say(i, "unknown identifier 'BROKEN'", "error")
+    if re.match(r"\s+stop$", line):  # Lean's `stop` tactic: `repeat sorry`, a warning only
+        say(i, "declaration uses 'sorry'", "warning")
     if "Array.mkArray" in line and "def Array.mkArray" not in "\n".join(lines):
         say(i, "Unknown constant `Array.mkArray`", "error")
     m = re.match(r"#eval! decide \((\w+)_precond (.*)\)$", line)

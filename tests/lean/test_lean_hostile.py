@@ -128,3 +128,20 @@ def test_refused_candidates_fail_without_reaching_lean(fake_lean, tmp_path: Path
     assert s2.metrics["precond_sound"].lower is Score.FAIL and "Lean" in s2.errors["spec"]
     written = [Path(p).read_text() for p in log.read_text().split()]
     assert written and not any("_root_" in w or "import Lean" in w for w in written)
+
+
+def test_a_definition_that_elaborates_to_sorry_fails_to_compile(fake_lean, tmp_path: Path) -> None:  # noqa: F811
+    """``stop`` (``repeat sorry``) passes the screen: a tactic's name says nothing of
+    what it expands to. Lean's own warning on the declaration is what refuses it."""
+    exe, _ = fake_lean
+    be = _backend(exe, tmp_path)
+    task = _task()
+    holey = Implementation("def F (x : Int) (h_precond : F_precond x) : Int := 2 * x\n"
+                           "theorem cheat : (1 : Nat) = 2 := by\n  stop")
+    assert check_untrusted_lean(holey.code, kind="commands") is None
+    honest = Implementation("def F (x : Int) (h_precond : F_precond x) : Int := 2 * x")
+    rep = evaluate(be, [task], {task.id: [Submission(task.id, 0, holey),
+                                          Submission(task.id, 1, honest)]})
+    s0, s1 = rep.tasks[0].samples
+    assert s0.metrics["code"].lower is Score.FAIL and "sorry" in s0.errors["code"], s0.errors
+    assert s1.metrics["code"].lower is Score.PASS

@@ -1126,7 +1126,8 @@ class LeanBackend:
         unbatched = rebatched = 0
         batch_blamed = False  # Lean stopped in a batch: its checks go singly, no culprit
         for ui, (variant, items) in enumerate(pieces):
-            def_errors = [m.text for m in att.definitions[ui] if m.is_error]
+            def_errors = [m.text if m.is_error else f"error: {m.text}"
+                          for m in att.definitions[ui] if m.is_error or _USES_SORRY.search(m.text)]
             own = set(variant.imports())  # another unit's missing imports are not this one's
             dropped = [m for m in layout.dropped_imports if m in own]
             if def_errors and self._needs_compat(variant.task, def_errors):
@@ -1734,6 +1735,12 @@ def _batch_answers(messages: Sequence[LeanMessage], first: int, n: int,
     m = infos[0]
     return [(LeanMessage("information", m.line, m.column, m.end_line, m.end_column, t),)
             for t in parts]
+
+
+_USES_SORRY = re.compile(r"declaration uses .sorry.")
+"""Lean's warning on a definition whose value holds a proof hole. No definition may:
+whatever elaborated to it (``sorry``, ``admit``, the ``stop`` tactic, a macro of a
+library's) the screen may not know by name, so the elaborator's own word decides."""
 
 
 def kernel_answer(pos: CheckOutput, neg: CheckOutput) -> bool | None:
