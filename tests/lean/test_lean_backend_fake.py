@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -135,10 +136,45 @@ def one(i, line):
         say(i, "Unable to find a counter-example", "warning")
 
 
+HELPERS = {}  # a batch helper's name -> how a call of it reads as a single check
+
+
+def helper(i, line, body):
+    """``def «vs batch k» (x : Int) ... := body``: what its calls mean; an unknown
+    shape is an elaboration error on its line (as a missing instance would be)."""
+    name = re.match(r"def («vs batch \d+»)", line).group(1)
+    if "NO_INSTANCE" in body:
+        say(i, "failed to synthesize\n  Decidable (F_postcond x vsOutput sorry)", "error")
+        return
+    for pat, form in ((r"decide \((\w+_precond)", "#eval! decide ({fn} {args})"),
+                      (r"decide \((\w+_postcond)", "#eval! decide ({fn} {args} (by sorry))"),
+                      (r"\((\w+) .*\) == vsOutput", "#eval! (({fn} {args} (by sorry)) == ({exp}))"),
+                      (r"(\w+) ", "#eval! ({fn} {args} (by sorry))")):
+        m = re.match(pat, body)
+        if m:
+            HELPERS[name] = (m.group(1), form)
+            return
+
+
+def expand(term):
+    m = re.match(r"(«vs batch \d+») (.*)$", term)
+    if not m or m.group(1) not in HELPERS:
+        return None
+    fn, form = HELPERS[m.group(1)]
+    args, exp = m.group(2), ""
+    if "{exp}" in form:
+        args, exp = re.match(r"(.*) \((.*)\)$", args).groups()
+    return form.format(fn=fn, args=args, exp=exp)
+
+
 print("[DEBUG:I] banner")
 skip = set()
 for i, line in enumerate(lines, 1):
     if i in skip:
+        continue
+    if line.startswith("def «vs batch"):
+        helper(i, line, lines[i].strip())
+        skip.add(i + 1)
         continue
     budget = re.match(r"set_option maxHeartbeats (\d+) in$", line)
     head = i + 1 if budget else i
@@ -155,7 +191,14 @@ for i, line in enumerate(lines, 1):
         got = []
         for at, t in terms:
             BUF = []
-            one(at, prefix + ("#check " if check else "#eval! ") + t)
+            if t.startswith("«vs batch"):
+                single = expand(t)
+                if single is None:
+                    BUF.append(("error", "unknown identifier " + t.split("»")[0] + "»"))
+                else:
+                    one(at, prefix + single)
+            else:
+                one(at, prefix + ("#check " if check else "#eval! ") + t)
             got.append((at, BUF))
         BUF = None
         errors = [(at, m) for at, ms in got for m in ms if m[0] == "error"]
@@ -840,3 +883,29 @@ def test_batches_give_the_answers_of_single_checks(fake_lean, tmp_path) -> None:
     clean.evaluate_many(requests)
     text = "\n".join(f.read_text() for f in (tmp_path / "work").glob("*.lean"))
     assert _calls(log) - before == 1 and text.count("#eval! [") == 3
+
+
+def test_a_helper_that_does_not_elaborate_leaves_its_batch_term_by_term(fake_lean,
+                                                                        tmp_path) -> None:
+    """A batch goes through one helper definition; where Lean cannot elaborate it (no
+    instance over free variables) the same checks are asked again as a batch of terms,
+    and every answer is still what a single check gives."""
+    exe, log = fake_lean
+    sig = Signature.from_json({"name": "F", "parameters": [{"param_name": "NO_INSTANCE",
+                                                           "param_type": "Int"}],
+                               "return_type": "Int"})
+    task = replace(_task(), signature=sig)
+    pairs = [((3,), 6), ((3,), 5), ((1,), 2)]
+    single = _backend(exe, tmp_path, batch_size=1).postcondition_holds(task, None, pairs)
+    assert single == [Verdict.TRUE, Verdict.FALSE, Verdict.TRUE]
+    be = _backend(exe, tmp_path)
+    before = _calls(log)
+    assert be.postcondition_holds(task, None, pairs) == single
+    assert _calls(log) - before == 2 and be.stats.extra["rebatched"] == 3
+    before = _calls(log)  # the unit's kind of check now goes term by term at once
+    assert be.postcondition_holds(task, None, pairs[::-1]) == single[::-1]
+    assert _calls(log) - before == 1
+    no_helpers = _backend(exe, tmp_path, helpers=False)
+    before = _calls(log)
+    assert no_helpers.postcondition_holds(task, None, pairs) == single
+    assert _calls(log) - before == 1

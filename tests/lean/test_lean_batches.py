@@ -95,3 +95,38 @@ def test_batch_answers_read_results_errors_and_failures() -> None:
     got = _batch_answers([_msg(10, "declaration uses 'sorry'", "warning"), _msg(10, "[1, 2]")],
                          11, 2)
     assert [a[0].text for a in got] == ["1", "2"]  # type: ignore[index]
+
+
+def test_a_batch_through_a_helper_calls_it_with_each_checks_literals() -> None:
+    from veriscale.benchmark.model import Signature
+
+    sig = Signature.from_json({"name": "F", "parameters": [
+        {"param_name": "xs", "param_type": "List Int"}, {"param_name": "k", "param_type": "Nat"}],
+        "return_type": "Option Int"})
+    post = [PROBE + "#eval! decide (F_postcond [1, -2] 3 (some (-2)) (by sorry))",
+            PROBE + "#eval! decide (F_postcond [] 0 none (by sorry))"]
+    text, offset = render.helper_batch(post, 400000, sig, 2)
+    lines = text.split("\n")
+    assert lines[:offset] == [
+        "def «vs batch 2» (xs : List Int) (k : Nat) (vsOutput : Option Int) : Bool :=",
+        "  decide (F_postcond (xs) (k) vsOutput sorry)",
+        "set_option maxHeartbeats 4000 in", "#eval! ["]
+    assert lines[offset:] == ["  «vs batch 2» [1, -2] 3 (some (-2)),",
+                              "  «vs batch 2» [] 0 none]"]
+    text, offset = render.helper_batch(["#eval! decide (F_precond [1] 2)"], 0, sig)
+    assert text.split("\n")[:2] == ["def «vs batch 0» (xs : List Int) (k : Nat) : Bool :=",
+                                    "  decide (F_precond (xs) (k))"]
+    assert text.split("\n")[offset] == "  «vs batch 0» [1] 2]"
+    assert render.helper_batch(["#eval! ((F [1] 2 (by sorry)) == (some 1))",  # two bodies
+                                "#eval! ((F [] 2) == (none))"], 0, sig) is None
+    text, _ = render.helper_batch(["#eval! ((F [1] 2 (by sorry)) == (some 1))"], 0, sig)
+    assert text.split("\n")[:2] == [
+        "def «vs batch 0» (xs : List Int) (k : Nat) (vsOutput : Option Int) : Bool :=",
+        "  (F (xs) (k) sorry) == vsOutput"] and text.endswith("«vs batch 0» [1] 2 (some 1)]")
+    text, _ = render.helper_batch(["#eval! (F [1] 2 (by sorry))"], 0, sig)
+    assert text.split("\n")[:2] == ["def «vs batch 0» (xs : List Int) (k : Nat) : Option Int :=",
+                                    "  F (xs) (k) sorry"]
+    # shapes it does not know are left to the plain batch
+    assert render.helper_batch(["#check (F_precond [1] 2)"], 0, sig) is None
+    assert render.helper_batch(["#eval! decide (G_precond [1] 2)"], 0, sig) is None
+    assert render.helper_batch(["#eval! ((F 1 (by sorry)) == (\") == (\"))"], 0, sig) is None

@@ -507,6 +507,7 @@ class LeanBackend:
         check_seconds: float | None = 60.0,
         timeout_retries: int = 6,
         kernel_fallback: bool = True,
+        helpers: bool = True,
         **other: Any,
     ) -> None:
         if isinstance(runner, LeanRunner):
@@ -559,6 +560,10 @@ class LeanBackend:
         self.crash_retries = int(crash_retries)
         self.timeout_retries = int(timeout_retries)
         self.kernel_fallback = bool(kernel_fallback)  # compiled mode: crashes go to the kernel
+        # compiled mode: a batch through one helper definition (render.helper_batch);
+        # the (unit, kind of check) whose helper did not elaborate go term by term
+        self.helpers = bool(helpers)
+        self._no_helper: set[tuple[Any, ...]] = set()
         # Where each Lean file runs: here (default) or as one unit of a remote executor.
         self.executor: Executor = executor or LocalExecutor()
         self.stats = BackendStats()
@@ -1044,6 +1049,23 @@ class LeanBackend:
             group.append(k)
         return groups
 
+    def _helper_key(self, variant: render.Variant, command: str) -> tuple[Any, ...]:
+        return (variant.key, render.batch_key(command))
+
+    def _batch(self, variant: render.Variant, commands: list[str], index: int
+               ) -> tuple[str, int, int | None]:
+        """One command for a batch of checks: (text, line of its first term, number of
+        lines of its helper definition, None without one). Through a helper
+        (:func:`render.helper_batch`) unless that failed before for this unit and kind
+        of check."""
+        if self.helpers and self._helper_key(variant, commands[0]) not in self._no_helper:
+            made = render.helper_batch(commands, self.max_heartbeats, variant.task.signature,
+                                       index)
+            if made is not None:
+                return made[0], made[1], 2
+        text, offset = render.batch_command(commands, self.max_heartbeats)
+        return text, offset, None
+
     def _run_once(
         self, pieces: list[tuple[render.Variant, list[tuple[int, int, str]]]],
         live: _LiveCount | None = None,
@@ -1056,9 +1078,9 @@ class LeanBackend:
         answer are asked again, each on its own (they join ``single``)."""
         single = set() if single is None else single
         grouped = [self._groups(items, single) for _, items in pieces]
-        batches = [[render.batch_command([items[k][2] for k in g], self.max_heartbeats)
-                    if len(g) > 1 else None
-                    for g in groups] for (_, items), groups in zip(pieces, grouped, strict=True)]
+        batches = [[self._batch(v, [items[k][2] for k in g], gi) if len(g) > 1 else None
+                    for gi, g in enumerate(groups)]
+                   for (v, items), groups in zip(pieces, grouped, strict=True)]
         units = [
             render.Unit(render.namespace_for(v.task.id, i), v,
                         [items[g[0]][2] if b is None else b[0]
@@ -1144,10 +1166,19 @@ class LeanBackend:
                         continue
                     batch_blamed = batch_blamed or unreached
                     offset = batches[ui][gi][1]  # type: ignore[index]
+                    helper = batches[ui][gi][2]  # type: ignore[index]
                     answers = [None] * len(group) if unreached else _batch_answers(
                         messages, first_line_of_check + offset, len(group),
                         checked=(render.batch_key(items[group[0]][2]) or (0, "", ""))[1]
                         == "check")
+                    if helper is not None and any(
+                            m.is_error and m.line < first_line_of_check + helper
+                            for m in messages):
+                        # the helper did not elaborate (no instance over free variables):
+                        # the same checks again, batched term by term
+                        with self._lock:
+                            self._no_helper.add(self._helper_key(variant, items[group[0]][2]))
+                        answers = [()] * len(group)
                     for k, answer in zip(group, answers, strict=True):
                         ji, idx, _ = items[k]
                         if answer is None:  # ask again, on its own
