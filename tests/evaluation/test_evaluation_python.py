@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+from veriscale.backends import isolation
 from veriscale.backends.python.format import new_task_dir
 from veriscale.benchmark.loader import load_benchmark
 from veriscale.evaluation.harness import discriminative_power, evaluate, evaluate_candidate
@@ -323,3 +324,28 @@ def test_mutant_verdicts_do_not_depend_on_how_tasks_are_grouped(bundled_dir: Pat
     whole = verdicts(None)
     assert len({task_id for task_id, _, _ in whole}) > 1
     assert whole == verdicts(1)
+
+
+def test_model_outputs_are_refused_without_isolation(suite: Path, tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """Untrusted by default means isolated by default: without bubblewrap, scoring a
+    file of model outputs stops at once (how to install it, how to override), unless
+    --sandbox none says so on purpose; mutants (our own code) keep the warning."""
+    from veriscale.backends.isolation import policy
+    from veriscale.cli import main
+
+    monkeypatch.setattr(policy, "probe_bwrap", lambda: ("", "bwrap is not installed"))
+    monkeypatch.delenv(policy.ENV_VAR, raising=False)
+    sol = tmp_path / "sol.jsonl"
+    sol.write_text(json.dumps({"task_id": "t_div", "code": GT_CODE}) + "\n")
+    runner = CliRunner()
+    with isolation.using("none"):  # restores the process-wide mode afterwards
+        res = runner.invoke(main, ["evaluate", str(suite), "--solutions", str(sol)])
+        assert res.exit_code != 0
+        assert "apt-get install bubblewrap" in res.output and "--sandbox none" in res.output
+        res = runner.invoke(main, ["evaluate", str(suite), "--solutions", str(sol), "--json",
+                                   "--sandbox", "none", "-o", "timeout=0.5"])
+        assert res.exit_code == 0, res.output
+    with pytest.raises(isolation.IsolationUnavailable, match="model-written"):
+        policy.resolve("auto", untrusted=True)
+    assert policy.resolve("auto").kind == "none"  # our own code: a warning only

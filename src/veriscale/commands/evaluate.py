@@ -117,7 +117,7 @@ def evaluate_command(suites: tuple[Path, ...], solutions: Path | None, mutants: 
     if not mutants and len(suites) != 1:
         raise click.UsageError("--solutions scores one suite at a time")
     ks = _parse_ks(ks_text)
-    configure_sandbox(sandbox)
+    configure_sandbox(sandbox, untrusted=solutions is not None)  # model outputs
     loaded, load_issues = [], []
     for s in suites:
         ts, issues = _load(s, tasks, console, as_json)

@@ -77,7 +77,9 @@ def _go(benchmark_dir, out, backend, runner, llm, config_path, seed, tasks, exec
         config.llm = {**config.llm, "provider": llm}
     if sandbox:
         config.sandbox = sandbox
-    configure_sandbox(config.sandbox)
+    # an LLM's adversaries are model-written code: auto refuses to run them unisolated
+    configure_sandbox(config.sandbox,
+                      untrusted=str(config.llm.get("provider") or "offline") != "offline")
     config.execution = resolve_execution(executor, ray_address, section=config.execution)
     executor_from_cli(None, None, config.execution).close()  # Ray missing: a clear error now
     from veriscale.llm.client import LLMUnavailable

@@ -80,8 +80,18 @@ def probe_bwrap() -> tuple[str, str]:
     return exe, ""
 
 
-def resolve(mode: str | None = None) -> IsolationInfo:
-    """The isolation for ``mode`` (default: ``$VERISCALE_SANDBOX`` or ``auto``)."""
+REFUSAL = ("refusing to run model-written code without OS isolation: {why}. Install "
+           "bubblewrap (Debian/Ubuntu: `sudo apt-get install bubblewrap`), or pass "
+           "--sandbox none to run it unisolated on purpose")
+
+
+def resolve(mode: str | None = None, *, untrusted: bool = False) -> IsolationInfo:
+    """The isolation for ``mode`` (default: ``$VERISCALE_SANDBOX`` or ``auto``).
+
+    ``untrusted``: the code to run was written by a model (``evaluate --solutions``,
+    an LLM's adversaries): ``auto`` then refuses as ``os`` does, since the static
+    screens are a convenience, not a boundary; only ``none``, said on purpose, runs
+    such code unisolated."""
     mode = (mode or os.environ.get(ENV_VAR) or "auto").strip().lower()
     if mode not in MODES:
         raise ValueError(f"unknown sandbox mode {mode!r}; choose one of {', '.join(MODES)}")
@@ -93,6 +103,8 @@ def resolve(mode: str | None = None) -> IsolationInfo:
     if mode == "os":
         raise IsolationUnavailable(
             f"--sandbox os: refusing to run untrusted code without OS isolation: {why}")
+    if untrusted:
+        raise IsolationUnavailable(REFUSAL.format(why=why))
     return IsolationInfo(mode, "none", why)
 
 
@@ -101,10 +113,11 @@ _current: IsolationInfo | None = None
 _warned: set[str] = set()
 
 
-def configure(mode: str | None) -> IsolationInfo:
-    """Set the process-wide isolation (the CLI's ``--sandbox``); warns once if none."""
+def configure(mode: str | None, *, untrusted: bool = False) -> IsolationInfo:
+    """Set the process-wide isolation (the CLI's ``--sandbox``); warns once if none.
+    ``untrusted``: as :func:`resolve`."""
     global _current
-    info = resolve(mode)
+    info = resolve(mode, untrusted=untrusted)
     with _lock:
         _current = info
     warn_if_unisolated(info)
@@ -145,6 +158,7 @@ def warn_if_unisolated(info: IsolationInfo) -> None:
         _warned.add(info.reason)
     sys.stderr.write(
         "veriscale: WARNING: untrusted code runs WITHOUT OS isolation: "
-        f"{info.reason}. Only the static screen, rlimits and a seccomp filter protect this "
-        "machine; use --sandbox os to refuse instead.\n")
+        f"{info.reason}. The static screens are a convenience, not a boundary (bubblewrap "
+        "plus seccomp is): rlimits and a seccomp filter remain. Use --sandbox os to refuse "
+        "instead.\n")
     sys.stderr.flush()
