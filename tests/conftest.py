@@ -4,6 +4,7 @@ VERINA data in ../shared (tests that need it skip without it)."""
 from __future__ import annotations
 
 import os
+import re
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -109,3 +110,75 @@ def lean_job(request: pytest.FixtureRequest) -> Any:
     if future is None:
         return request.module.background_lean_job()
     return future.result()
+
+
+# ---------------------------------------------------------------- CI: skips that must not be
+#
+# Where CI installed bubblewrap, Coq and QuickChick, a test that skips for want of one
+# of them hides that isolation or a prover was never exercised (the WASM Lean installs
+# itself on first use: its tests fail rather than skip). With VERISCALE_CI_STRICT=1 (set by .ci/run) such a skip is a failure;
+# and every run ends with how many tests of each kind ran.
+
+STRICT_ENV = "VERISCALE_CI_STRICT"
+_MUST_RUN = re.compile(r"bubblewrap|bwrap|coqc|quickchick|\bcoq\b", re.IGNORECASE)
+_KINDS = ("lean", "coq", "ray", "slow")
+_TALLY: dict[str, dict[str, int]] = {}
+
+
+def _strict() -> bool:
+    return os.environ.get(STRICT_ENV, "") not in ("", "0")
+
+
+def _skip_reason(report: Any) -> str:
+    longrepr = report.longrepr
+    if isinstance(longrepr, tuple) and len(longrepr) == 3:
+        return str(longrepr[2])
+    return str(longrepr)
+
+
+def _kinds_of(report: Any) -> list[str]:
+    kinds = [k for k in _KINDS if k in report.keywords]
+    path = report.nodeid.split("::", 1)[0]
+    if path.startswith(("tests/isolation/", "tests/conformance/")) or "sandbox" in path:
+        kinds.append("isolation")
+    return kinds or ["other"]
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: Any, call: Any) -> Any:
+    outcome = yield
+    report = outcome.get_result()
+    if report.skipped and _strict() and _MUST_RUN.search(_skip_reason(report)):
+        report.outcome = "failed"
+        report.longrepr = (f"{STRICT_ENV}: skipped where it must run "
+                           f"({_skip_reason(report)})")
+
+
+@pytest.hookimpl(tryfirst=True)  # before the terminal files it under skips
+def pytest_collectreport(report: Any) -> None:
+    if report.skipped and _strict() and _MUST_RUN.search(_skip_reason(report)):
+        report.outcome = "failed"
+        report.longrepr = (f"{STRICT_ENV}: a module skipped where it must run "
+                           f"({_skip_reason(report)})")
+
+
+def pytest_runtest_logreport(report: Any) -> None:
+    ran = report.when == "call"
+    skipped = report.skipped and report.when in ("setup", "call")
+    if not (ran or skipped):
+        return
+    for kind in _kinds_of(report):
+        row = _TALLY.setdefault(kind, {"ran": 0, "skipped": 0})
+        row["skipped" if report.skipped else "ran"] += 1
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """Per kind of test (marker; isolation: the sandbox, isolation and conformance
+    tests), how many ran and how many skipped."""
+    if not _TALLY:
+        return
+    terminalreporter.section("tests per kind")
+    for kind in (*_KINDS, "isolation", "other"):
+        row = _TALLY.get(kind)
+        if row:
+            terminalreporter.write_line(f"{kind:>10}: {row['ran']} ran, {row['skipped']} skipped")
