@@ -136,9 +136,10 @@ def _skip_reason(report: Any) -> str:
     return str(longrepr)
 
 
-def _kinds_of(report: Any) -> list[str]:
-    kinds = [k for k in _KINDS if k in report.keywords]
-    path = report.nodeid.split("::", 1)[0]
+def _kinds_of(item: Any) -> list[str]:
+    marks = {m.name for m in item.iter_markers()}
+    kinds = [k for k in _KINDS if k in marks]
+    path = item.nodeid.split("::", 1)[0]
     if path.startswith(("tests/isolation/", "tests/conformance/")) or "sandbox" in path:
         kinds.append("isolation")
     return kinds or ["other"]
@@ -148,6 +149,7 @@ def _kinds_of(report: Any) -> list[str]:
 def pytest_runtest_makereport(item: Any, call: Any) -> Any:
     outcome = yield
     report = outcome.get_result()
+    report.veriscale_kinds = _kinds_of(item)
     if report.skipped and _strict() and _MUST_RUN.search(_skip_reason(report)):
         report.outcome = "failed"
         report.longrepr = (f"{STRICT_ENV}: skipped where it must run "
@@ -167,7 +169,7 @@ def pytest_runtest_logreport(report: Any) -> None:
     skipped = report.skipped and report.when in ("setup", "call")
     if not (ran or skipped):
         return
-    for kind in _kinds_of(report):
+    for kind in getattr(report, "veriscale_kinds", None) or ["other"]:
         row = _TALLY.setdefault(kind, {"ran": 0, "skipped": 0})
         row["skipped" if report.skipped else "ran"] += 1
 
