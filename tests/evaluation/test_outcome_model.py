@@ -173,10 +173,8 @@ def test_python_spec_raising_is_fail_with_message(tmp_path: Path) -> None:
     lines = [
         # answers True once, then raises: VERINA-style upper bound must not turn it into PASS
         {"task_id": "t_div", "sample": 0, "postcond":
-            "seen = []\n"
             "def postcondition(a, b, result):\n"
-            "    seen.append(1)\n"
-            "    if len(seen) > 1:\n"
+            "    if result != a // b:\n"
             "        raise ValueError('abstain')\n"
             "    return True\n"},
         {"task_id": "t_div", "sample": 1, "precond":

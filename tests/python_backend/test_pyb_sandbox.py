@@ -92,7 +92,7 @@ MODES = {
     "segfault": "crash",
     "one_huge_request": "error",
     "raise_memory": "error",
-    "forge_timeout": "error",
+    "forge_timeout": "crash",  # only the server's clock says timeout
     "forge_infrastructure": "crash",
     "sys_exit": "exit",
     "os_exit": "exit",

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import enum
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -41,6 +41,27 @@ class Verdict(enum.Enum):
     @classmethod
     def of(cls, b: bool | None) -> Verdict:
         return cls.UNKNOWN if b is None else (cls.TRUE if b else cls.FALSE)
+
+
+class Verdicts(list):  # type: ignore[type-arg]
+    """A backend's verdicts on a batch of items, with the reason each UNKNOWN stayed
+    unknown ("" where there is none to give). A :class:`Verdict` is an enum member and
+    carries nothing of its own, so the list carries the reasons: ``verify``, the stage
+    records and the report say *why* (no Decidable instance, a timeout, ...)."""
+
+    def __init__(self, verdicts: Iterable[Verdict] = (),
+                 reasons: Iterable[str] | None = None) -> None:
+        super().__init__(verdicts)
+        got = list(reasons) if reasons is not None else []
+        self.reasons: list[str] = got if len(got) == len(self) else [""] * len(self)
+
+
+def reasons_of(verdicts: Sequence[Any]) -> list[str]:
+    """Why each UNKNOWN of ``verdicts`` is unknown, "" where nobody said."""
+    reasons = getattr(verdicts, "reasons", None)
+    if isinstance(reasons, list) and len(reasons) == len(verdicts):
+        return [r if v is Verdict.UNKNOWN else "" for v, r in zip(verdicts, reasons, strict=True)]
+    return [""] * len(verdicts)
 
 
 class Label(enum.Enum):

@@ -33,7 +33,9 @@ from veriscale.backends.base import (
     Request,
     Spec,
     Verdict,
+    Verdicts,
     hint,
+    reasons_of,
 )
 from veriscale.benchmark.fingerprint import code_fingerprint
 from veriscale.benchmark.model import Input, Task
@@ -259,6 +261,12 @@ class CachingBackend:
         answers, early = self._ask(asks, misses, keyed)
         for (r, todo), fresh, stored in zip(misses, answers, early, strict=True):
             codec, task, keys = keyed[r]
+            why = reasons_of(fresh) if isinstance(fresh, Verdicts) else None
+            if why is not None:  # the reasons of the fresh answers, in the whole row
+                merged = [""] * len(results[r])
+                for i, reason in zip(todo, why, strict=True):
+                    merged[i] = reason
+                results[r] = Verdicts(results[r], merged)
             for k, (i, value) in enumerate(zip(todo, fresh, strict=True)):
                 results[r][i] = value
                 if codec.cacheable(value) and k not in stored:

@@ -25,6 +25,7 @@ from veriscale.backends.base import (
     Outcome,
     Request,
     Verdict,
+    Verdicts,
 )
 
 
@@ -44,13 +45,15 @@ def failure_values(op: str, n: int, why: str) -> list[Any]:
         return [Classification(Label.UNKNOWN, "infrastructure", message)] * n
     if op in ("run", "test_outputs"):
         return [Outcome(False, None, message)] * n
-    return [Verdict.UNKNOWN] * n
+    return Verdicts([Verdict.UNKNOWN] * n, [message] * n)
 
 
 def _checked(op: str, args: tuple[Any, ...], answer: Any) -> list[Any]:
     n = item_count(op, args)
     try:
         values = list(answer)
+        if isinstance(answer, Verdicts):  # keep why each UNKNOWN is unknown
+            values = Verdicts(values, answer.reasons)
     except TypeError:
         return failure_values(op, n, f"backend returned {type(answer).__name__} for {op}")
     if len(values) != n:

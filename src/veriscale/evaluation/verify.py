@@ -26,6 +26,7 @@ from veriscale.backends.base import (
     Outcome,
     OutputTester,
     Verdict,
+    reasons_of,
 )
 from veriscale.backends.causes import unknown_cause
 from veriscale.benchmark.model import LoadIssue, Task
@@ -130,10 +131,11 @@ def precond_verdict(c: Classification, want: Label) -> tuple[str, str]:
     return DISAGREE, f"GT precondition says {c.label.value} ({c.stage}) {c.detail}".strip()
 
 
-def postcond_verdict(v: Verdict, want: bool) -> tuple[str, str]:
+def postcond_verdict(v: Verdict, want: bool, reason: str = "") -> tuple[str, str]:
+    """``reason``: why an UNKNOWN is unknown, as the backend read it (:class:`Verdicts`)."""
     if v in (Verdict.UNKNOWN, Verdict.PLAUSIBLY_TRUE, Verdict.PLAUSIBLY_FALSE,
              Verdict.UNREFUTED):  # no proof either way
-        return UNKNOWN, v.value if v != Verdict.UNKNOWN else ""
+        return UNKNOWN, v.value if v != Verdict.UNKNOWN else reason
     if v == Verdict.ERROR:
         return DISAGREE, "GT postcondition raised or answered a non-boolean"
     if (v == Verdict.TRUE) == want:
@@ -220,8 +222,8 @@ def verify_tasks(backend: Backend, tasks: Sequence[Task]) -> VerifyReport:
                 verdict, why = precond_verdict(c, Label.UNEXPECTED)
                 report.record(task.id, KINDS[1], verdict, f"reject_inputs.json[{i - n}]", why)
     for task, vs, labels in zip(tasks, verdicts, pair_labels, strict=True):
-        for v, (kind, item, want) in zip(vs, labels, strict=True):
-            verdict, why = postcond_verdict(v, want)
+        for v, reason, (kind, item, want) in zip(vs, reasons_of(vs), labels, strict=True):
+            verdict, why = postcond_verdict(v, want, reason)
             report.record(task.id, kind, verdict, item, why)
     for task, outs in zip(tasks, outcomes, strict=True):
         for i, (t, o) in enumerate(zip(task.tests, outs, strict=True)):

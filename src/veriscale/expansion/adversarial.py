@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from veriscale.backends import dispatch
-from veriscale.backends.base import Backend, Outcome, Verdict, hint
+from veriscale.backends.base import Backend, Outcome, Verdict, hint, reasons_of
 from veriscale.backends.causes import cause_counts
 from veriscale.benchmark.model import Implementation, Input, Signature, Spec, Task
 from veriscale.pipeline.config import AdversarySettings
@@ -264,10 +264,12 @@ def synthesize(
 
     # -- GT postcondition on every candidate
     gt: dict[tuple[int, str], Verdict] = {}
+    gt_why: dict[tuple[int, str], str] = {}  # why the GT postcondition left one undecided
     if keys:
         verdicts = dispatch.one(backend, "postcondition_holds", task, None,
                                 [(inputs[r], candidates[(r, k)]) for r, k in keys])
         gt = dict(zip(keys, verdicts, strict=True))
+        gt_why = dict(zip(keys, reasons_of(verdicts), strict=True))
 
     # -- flawed specifications on the GT-rejected candidates
     rejected = [key for key in keys if gt[key] is Verdict.FALSE]
@@ -330,6 +332,9 @@ def synthesize(
         "unexpected_kept": kept,
         "discarded_gt_accepts": tally[Decision.GT_ACCEPTS],
         "discarded_gt_unknown": tally[Decision.GT_UNKNOWN],
+        **cause_counts("discarded_gt_unknown", [gt_why.get(key, "") for key, d
+                                                in decisions.items()
+                                                if d is Decision.GT_UNKNOWN]),
         "discarded_no_flawed_acceptance": tally[Decision.NO_FLAWED_ACCEPTANCE],
         "kept_also_accepted_by_flawed_spec": sum(
             1 for key, d in decisions.items() if d is Decision.KEEP and accepted.get(key)

@@ -20,7 +20,7 @@ from typing import Any
 
 from veriscale.artifacts import ClassifyArtifact
 from veriscale.backends import dispatch
-from veriscale.backends.base import Backend, Label, Verdict, hint
+from veriscale.backends.base import Backend, Label, Verdict, hint, reasons_of
 from veriscale.backends.causes import cause_counts
 from veriscale.benchmark.model import Input, Task
 from veriscale.pipeline.config import RunConfig
@@ -197,12 +197,13 @@ def stage_outputs(task: Task, expected: list[CandidateInput], backend: Backend,
     mismatches: list[dict[str, Any]] = []
     gt_rejected: list[dict[str, Any]] = []
     verdicts: list[Verdict | None] = [None] * len(expected)
+    why: list[str] = [""] * len(expected)  # why the GT postcondition left a pair undecided
     if check_postcondition:
         ok = [i for i, out in enumerate(outcomes) if out.ok]
         got = dispatch.one(backend, "postcondition_holds", task, None,
                            [(expected[i].input, outcomes[i].value) for i in ok])
-        for i, v in zip(ok, got, strict=True):
-            verdicts[i] = v
+        for i, v, reason in zip(ok, got, reasons_of(got), strict=True):
+            verdicts[i], why[i] = v, reason
     for cand, out, verdict in zip(expected, outcomes, verdicts, strict=True):
         enc = sig.encode_input(cand.input)
         if not out.ok:
@@ -223,7 +224,9 @@ def stage_outputs(task: Task, expected: list[CandidateInput], backend: Backend,
         pairs.append(
             {"input": enc, "expected": sig.encode_output(out.value), "provenance": cand.provenance}
         )
-    undecided = sum(1 for v in verdicts if v not in (None, Verdict.TRUE, Verdict.FALSE))
+    undecided_why = [w for v, w in zip(verdicts, why, strict=True)
+                     if v not in (None, Verdict.TRUE, Verdict.FALSE)]
+    undecided = len(undecided_why)
     return {
         "pairs": pairs,
         "failures": failures,
@@ -235,7 +238,8 @@ def stage_outputs(task: Task, expected: list[CandidateInput], backend: Backend,
             "failures": len(failures),
             **cause_counts("failed", [f["error"] or "" for f in failures]),
             "reference_mismatches": len(mismatches),
-            **({"gt_rejected": len(gt_rejected), "gt_postcondition_unknown": undecided}
+            **({"gt_rejected": len(gt_rejected), "gt_postcondition_unknown": undecided,
+                **cause_counts("gt_postcondition_unknown", undecided_why)}
                if check_postcondition else {}),
         },
     }

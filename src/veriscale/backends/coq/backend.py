@@ -36,6 +36,7 @@ from veriscale.backends.base import (
     ProgressHook,
     Spec,
     Verdict,
+    Verdicts,
     notify_answers,
     notify_progress,
 )
@@ -796,7 +797,7 @@ class CoqBackend:
         made = [self._pre_job(*j) for j in jobs]
         self._drive([u for u, _ in made])
         self._count_unknowns([("precondition_holds", j, r) for j, (_, r) in zip(jobs, made, strict=True)])
-        return [[v for v, _ in r] for _, r in made]
+        return [Verdicts([v for v, _ in r], [why for _, why in r]) for _, r in made]
 
     def _post_job(self, task: Task, spec: Spec | None, pairs: Sequence[tuple[Input, Any]]
                   ) -> tuple[Unit | None, list]:
@@ -823,16 +824,7 @@ class CoqBackend:
         made = [self._post_job(*j) for j in jobs]
         self._drive([u for u, _ in made])
         self._count_unknowns([("postcondition_holds", j, r) for j, (_, r) in zip(jobs, made, strict=True)])
-        return [[v for v, _ in r] for _, r in made]
-
-    def postcondition_reasons_many(self, jobs: Sequence[tuple[Task, Spec | None,
-                                                              Sequence[tuple[Input, Any]]]]
-                                   ) -> list[list[tuple[Verdict, str]]]:
-        """As :meth:`postcondition_holds_many`, each verdict with why it is what it
-        is (the reason of an UNKNOWN: timeout, bound, no reduction...)."""
-        made = [self._post_job(*j) for j in jobs]
-        self._drive([u for u, _ in made])
-        return [list(r) for _, r in made]
+        return [Verdicts([v for v, _ in r], [why for _, why in r]) for _, r in made]
 
     def run(self, task: Task, impl: Implementation | None, inputs: Sequence[Input]
             ) -> list[Outcome]:
@@ -905,7 +897,7 @@ class CoqBackend:
             return [self._compile_answer(u, r)]
         if op in ("run", "check_inputs"):
             return r
-        return [v for v, _ in r]
+        return Verdicts([v for v, _ in r], [why for _, why in r])
 
     def _compile_unit(self, task: Task, impl: Implementation | None = None,
                       spec: Spec | None = None) -> tuple[Unit | None, str | None]:

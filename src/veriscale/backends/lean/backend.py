@@ -64,6 +64,7 @@ from veriscale.backends.base import (
     ProgressHook,
     Spec,
     Verdict,
+    Verdicts,
     notify_answers,
     notify_progress,
 )
@@ -1484,11 +1485,13 @@ class LeanBackend:
         if open_specs and self.runner.supports_plausible:
             self._spec_plausible_stage(open_specs, requests, out)
         with self._lock:
-            for (op, args), ans, got in zip(requests, answers, out, strict=True):
+            for ri, ((op, args), ans, got) in enumerate(zip(requests, answers, out, strict=True)):
                 if op in ("precondition_holds", "postcondition_holds"):
+                    unknown = [v is Verdict.UNKNOWN for v in got]
+                    why = [w if u else "" for (_, w), u in zip(ans, unknown, strict=True)]
                     self.stats.count_unknowns(op, args[1], [
-                        why for (_, why), v in zip(ans, got, strict=True)
-                        if v is Verdict.UNKNOWN])
+                        w for w, u in zip(why, unknown, strict=True) if u])
+                    out[ri] = Verdicts(got, why)
         return out
 
     def _builders(self) -> dict[str, Callable[..., _Plan]]:

@@ -26,6 +26,7 @@ from veriscale.backends.base import (
     Outcome,
     Spec,
     Verdict,
+    Verdicts,
 )
 from veriscale.backends.python.format import module_source
 from veriscale.backends.python.sandbox import (
@@ -213,7 +214,9 @@ class PythonBackend:
         UNKNOWN.
         The first ERROR's message is kept under ``key`` for :meth:`spec_error`."""
         out: list[Verdict] = []
+        reasons: list[str] = []
         for k, r in enumerate(results):
+            reasons.append("")
             if r.ok and isinstance(r.value, bool):
                 out.append(Verdict.of(r.value))
                 continue
@@ -224,13 +227,14 @@ class PythonBackend:
                 kind = FailureKind.of_error(why)
                 if kind.inconclusive or k in unpresented or kind is FailureKind.COMPILE:
                     out.append(Verdict.UNKNOWN)
+                    reasons[-1] = why
                     if unknown is not None:
                         unknown.append(why)
                     continue
             out.append(Verdict.ERROR)
             if key is not None:
                 self._spec_errors.setdefault(key, why)
-        return out
+        return Verdicts(out, reasons)
 
     def spec_error(self, task: Task, spec: Spec, which: str) -> str | None:
         """The first failure message of ``spec``'s ``which`` ("pre"/"post") half on
@@ -310,15 +314,15 @@ class PythonBackend:
         op = f"{which}condition_holds"
         if task.python is None and (spec is None or
                                     (spec.precond if which == "pre" else spec.postcond) is None):
-            self._stats.count_unknowns(op, spec, ["unsupported: no Python specification"]
-                                       * len(inputs))
-            return [Verdict.UNKNOWN for _ in inputs]
+            why = "unsupported: no Python specification"
+            self._stats.count_unknowns(op, spec, [why] * len(inputs))
+            return Verdicts([Verdict.UNKNOWN for _ in inputs], [why] * len(inputs))
         if task.python is None:
             task = _with_empty_aux(task)
         source, restricted, why = self._spec_module(task, spec, which)
         if why:
             self._stats.count_unknowns(op, spec, [why] * len(inputs))
-            return [Verdict.UNKNOWN for _ in inputs]
+            return Verdicts([Verdict.UNKNOWN for _ in inputs], [why] * len(inputs))
         natives, bad = self._native_inputs(task, inputs)
         bad.update(extra_bad or {})
         func = "precondition" if which == "pre" else "postcondition"

@@ -190,7 +190,7 @@ class CallResult:
 
 @dataclass(frozen=True)
 class SandboxLimits:
-    timeout: float = 2.0  # per item (soft in the child, hard = timeout + grace in the server)
+    timeout: float = 2.0  # per item: the server kills the child at timeout + grace
     candidate_seconds: float = 60.0  # wall-clock budget of one candidate over all its items
     load_timeout: float = 5.0  # executing a module's top level
     memory_mb: int = 512  # RLIMIT_AS of each worker and its children
