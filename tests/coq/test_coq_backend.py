@@ -48,6 +48,22 @@ def test_screen_refuses_what_could_cheat_or_escape():
         assert screen(bad) is not None, bad
     assert screen_term("x + 1") is None
     assert screen_term("x. Axiom a : False") is not None
+    # no candidate names the checker's modules (another candidate's, the ground truth's)
+    for bad in ("Definition f (a b : Z) : Z := VsqU0.f a b.", "Definition g := vsqL1.L0."):
+        assert "checker's own modules" in (screen(bad) or ""), bad
+    assert "checker's own modules" in (screen_term("VsqU3_1.f x") or "")
+
+
+def test_units_sit_in_modules_no_candidate_can_name():
+    """Each unit's module carries the file's nonce (unguessable, per file): a
+    candidate that slipped a qualified name past the screen still names nothing."""
+    from veriscale.backends.coq.backend import Check, Unit, render_file
+
+    units = [Unit("Definition f (x : nat) : nat := x.", [Check("f 1")], trusted=False),
+             Unit("Definition f (x : nat) : nat := 2 * x.", [Check("f 1")], trusted=True)]
+    text, _ = render_file(units, "a1b2c3d4e5f6", 5)
+    assert "Module VsqUa1b2c3d4e5f6_0." in text and "End VsqUa1b2c3d4e5f6_1." in text
+    assert "Module VsqU0." not in text and "Module VsqU1." not in text
     assert screen_term("x.\nDefinition y := 0") is not None
 
 

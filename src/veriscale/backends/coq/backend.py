@@ -208,7 +208,9 @@ def render_file(units: Sequence[Unit], nonce: str, check_timeout: int, budget: i
 
     n = 0
     for ui, u in enumerate(units):
-        lines.append(f"Module VsqU{ui}.")
+        # the file's nonce (secrets.token_hex) in the name: no candidate can name
+        # another's module, or the ground truth's, from inside its own
+        lines.append(f"Module VsqU{nonce}_{ui}.")
         first = len(lines) + 1
         lines.extend(u.context.splitlines())
         lines.append(CHECK_IMPORTS)
@@ -220,7 +222,7 @@ def render_file(units: Sequence[Unit], nonce: str, check_timeout: int, budget: i
             spans.append((len(lines), len(lines), ui, ci))
             n += 1
         lines.append("Abort.")
-        lines.append(f"End VsqU{ui}.")
+        lines.append(f"End VsqU{nonce}_{ui}.")
     return "\n".join(lines) + "\n", spans
 
 

@@ -79,6 +79,8 @@ def screen(text: str, *, where: str = "candidate") -> str | None:
                 return f"{where}: line {s.line}: {w!r} is not allowed"
             if w.split(".")[0] == "Ltac2":  # pragma: no cover - caught above
                 return f"{where}: line {s.line}: Ltac2 is not allowed"
+            if _reserved(w):
+                return f"{where}: line {s.line}: {w!r} names the checker's own modules"
         head = words[0]
         if in_proof:
             if head in PROOF_END:
@@ -112,6 +114,16 @@ def screen(text: str, *, where: str = "candidate") -> str | None:
     if in_proof:
         return f"{where}: a proof is left open"
     return None
+
+
+_RESERVED = re.compile(r"(?i)vsq")
+
+
+def _reserved(word: str) -> bool:
+    """The file's own names (``VsqU<nonce>_<i>`` per unit, ``VsqL<nonce>``, ``vsq<nonce>_``
+    tactics) start with ``vsq``: a candidate naming any part of them, qualified or not,
+    is refused even though the nonce makes them unguessable."""
+    return any(_RESERVED.match(part) for part in word.split("."))
 
 
 def _import_reason(words: tuple[str, ...]) -> str | None:
@@ -150,4 +162,6 @@ def screen_term(text: str, *, where: str = "body") -> str | None:
         for w in s.words:
             if w in DENIED_WORDS:
                 return f"{where}: {w!r} is not allowed"
+            if _reserved(w):
+                return f"{where}: {w!r} names the checker's own modules"
     return None
