@@ -349,3 +349,25 @@ def test_model_outputs_are_refused_without_isolation(suite: Path, tmp_path: Path
     with pytest.raises(isolation.IsolationUnavailable, match="model-written"):
         policy.resolve("auto", untrusted=True)
     assert policy.resolve("auto").kind == "none"  # our own code: a warning only
+
+
+def test_a_candidate_living_on_unknown_is_flagged_with_its_causes(suite: Path,
+                                                                  tmp_path: Path) -> None:
+    """Per candidate, how many tests were UNKNOWN and why; more than half: flagged."""
+    from veriscale.cli import main
+
+    loops = ("def floorDiv(a, b):\n    if a >= 0:\n        while True:\n            pass\n"
+             "    return a // b\n")
+    sol = tmp_path / "sol.jsonl"
+    sol.write_text(json.dumps({"task_id": "t_div", "code": loops}) + "\n"
+                   + json.dumps({"task_id": "t_div", "sample": 1, "code": GT_CODE}) + "\n")
+    res = CliRunner().invoke(main, ["evaluate", str(suite), "--solutions", str(sol), "--json",
+                                    "-o", "timeout=0.3"])
+    assert res.exit_code == 0, res.output
+    looping, honest = json.loads(res.stdout)["tasks"][0]["samples"]
+    assert looping["mostly_unknown"] == ["code"], looping
+    assert looping["unknown_causes"]["code"] == {"timeout": looping["tests"]["code"]["unknown"]}
+    assert "mostly_unknown" not in honest and "unknown_causes" not in honest
+    res = CliRunner().invoke(main, ["evaluate", str(suite), "--solutions", str(sol),
+                                    "-o", "timeout=0.3"])
+    assert "more than half of the tests UNKNOWN on code (timeout" in res.output, res.output

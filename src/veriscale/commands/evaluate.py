@@ -15,6 +15,7 @@ from typing import Any
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from veriscale.backends.registry import backend_names, make_backend
@@ -214,6 +215,17 @@ def _run_solutions(backend: Any, suite: tuple[str, list[Any]], solutions: Path,
     for note in notes:
         console.print(f"[yellow]note: some spec tests stayed unknown without VERINA's "
                       f"Plausible stage: {note} (per metric in --json notes)[/]")
+    for t in report.tasks:  # an upper bound that rests on UNKNOWN says little
+        for smp in t.samples:
+            mostly = smp.mostly_unknown()
+            if mostly:
+                causes = ", ".join(f"{c} {n}" for part in smp.unknown_causes.values()
+                                   for c, n in sorted(part.items(), key=lambda kv: -kv[1]))
+                console.print(
+                    escape(f"warning: {t.task_id} sample {smp.sample}: more than half of the "
+                           f"tests UNKNOWN on {', '.join(mostly)}" + (f" ({causes})"
+                                                                      if causes else "")),
+                    style="yellow")
     console.print(f"wall time {report.wall_seconds:.2f} s (code {report.code_seconds:.2f} s, "
                   f"spec {report.spec_seconds:.2f} s), backend {report.backend}")
 

@@ -18,7 +18,15 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from veriscale.backends import dispatch
-from veriscale.backends.base import Backend, FailureKind, OutputTester, Verdict, hint
+from veriscale.backends.base import (
+    Backend,
+    FailureKind,
+    OutputTester,
+    Verdict,
+    hint,
+    reasons_of,
+)
+from veriscale.backends.causes import unknown_cause
 from veriscale.benchmark.model import Task
 from veriscale.evaluation.passk import mean_pass_at_k
 from veriscale.evaluation.scoring import (
@@ -51,6 +59,14 @@ class SampleResult:
     errors: dict[str, str] = field(default_factory=dict)  # part -> compile / backend error
     notes: dict[str, str] = field(default_factory=dict)  # metric -> what limited its check
     timeouts: dict[str, int] = field(default_factory=dict)  # part -> tests that timed out
+    # part -> cause -> tests left UNKNOWN for it (backends.causes): what stood between
+    # this candidate and a verdict, so a candidate that lives on UNKNOWN shows
+    unknown_causes: dict[str, dict[str, int]] = field(default_factory=dict)
+
+    def mostly_unknown(self) -> list[str]:
+        """The metrics on which more than half of this candidate's tests were UNKNOWN:
+        its upper bound there says little (flagged in the report)."""
+        return sorted(m for m, t in self.tallies.items() if t.total and 2 * t.unknown > t.total)
 
     def passed(self, metric: str, bound: str = "lower") -> bool:
         m = self.metrics.get(metric)
@@ -64,6 +80,9 @@ class SampleResult:
             "tests": {k: v.to_json() for k, v in self.tallies.items()},
             "errors": dict(self.errors),
             **({"notes": dict(self.notes)} if self.notes else {}),
+            **({"unknown_causes": {p: dict(c) for p, c in self.unknown_causes.items()}}
+               if self.unknown_causes else {}),
+            **({"mostly_unknown": self.mostly_unknown()} if self.mostly_unknown() else {}),
         }
 
 
@@ -84,8 +103,18 @@ def _finish_code(task: Task, outcomes: Any, res: SampleResult, compared: bool = 
         i, o = next(((i, o) for i, o in failed if not o.inconclusive), failed[0])
         res.errors.setdefault("code", f"test {i} ({len(failed)} of {n} tests failed to "
                                       f"give a value): {report_text(o.error)}")
+    _count_causes(res, "code", [o.error for _, o in failed if o.inconclusive])
     res.tallies["code"] = tally
     res.metrics["code"] = code_property(tally)
+
+
+def _count_causes(res: SampleResult, part: str, reasons: Iterable[str]) -> None:
+    counts = res.unknown_causes.setdefault(part, {})
+    for why in reasons:
+        cause = unknown_cause(why) if why else "no reason given"
+        counts[cause] = counts.get(cause, 0) + 1
+    if not counts:
+        del res.unknown_causes[part]
 
 
 def _finish_spec(props: tuple[tuple[str, int, Callable[[Verdict], Score]], ...],
@@ -99,6 +128,8 @@ def _finish_spec(props: tuple[tuple[str, int, Callable[[Verdict], Score]], ...],
     """
     total = sum(n for _, n, _ in props)  # the dispatcher gives one verdict per test
     raised = sum(v is Verdict.ERROR for v in verdicts)
+    _count_causes(res, part, [why for v, why in zip(verdicts, reasons_of(verdicts), strict=True)
+                              if v is Verdict.UNKNOWN])
     if raised:
         why = explain()
         res.errors.setdefault(part, f"error: the specification raised, answered a non-boolean "
