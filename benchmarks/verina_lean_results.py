@@ -30,27 +30,73 @@ PAPER_TABLE1 = {  # the paper's Table 1, mean per task (VERINA â†’ VerinaPlus â†
 }
 
 
-def _sum_counts(run: Path, stage: str, keys: tuple[str, ...]) -> dict[str, int]:
-    """Totals over tasks of the ``counts`` of one stage record (missing: 0)."""
-    out = dict.fromkeys(keys, 0)
+def _stage_counts(run: Path, stage: str) -> dict[str, dict[str, int]]:
+    """Per task, the ``counts`` of one stage record (tasks without the record: absent)."""
+    out: dict[str, dict[str, int]] = {}
     for record in sorted((run / "tasks").glob(f"*/{stage}.json")):
         data = json.loads(record.read_text())
         counts = (data.get("data") or {}).get("counts") or {}
-        for k in keys:
-            v = counts.get(k, 0)
-            out[k] += v if isinstance(v, int) else 0
+        out[record.parent.name] = {k: v for k, v in counts.items() if isinstance(v, int)}
     return out
 
 
+def _total(per_task: dict[str, dict[str, int]], key: str) -> int:
+    return sum(c.get(key, 0) for c in per_task.values())
+
+
+def _causes(per_task: dict[str, dict[str, int]], prefix: str) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for counts in per_task.values():
+        for k, v in counts.items():
+            if k.startswith(prefix + ": "):
+                cause = k[len(prefix) + 2:]
+                out[cause] = out.get(cause, 0) + v
+    return dict(sorted(out.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+def _share(part: int, whole: int) -> float | None:
+    return round(100.0 * part / whole, 2) if whole else None
+
+
+def unknowns(run: Path) -> dict[str, Any]:
+    """The issue's ratios from the stage records (a run still going has some): reference
+    failures over expected inputs, GT-postcondition unknowns over the pairs they were
+    asked of, adversary outputs discarded as GT-unknown over those the GT decided or not,
+    each with its causes and the tasks it was counted over."""
+    outputs, unexpected = _stage_counts(run, "outputs"), _stage_counts(run, "unexpected")
+    expected = _total(outputs, "expected_inputs")
+    failures = _total(outputs, "failures")
+    pairs = _total(outputs, "pairs")
+    gt_unknown = _total(outputs, "gt_postcondition_unknown")
+    asked = pairs + _total(outputs, "gt_rejected")  # the GT postcondition's pairs
+    kept = _total(unexpected, "unexpected_kept")
+    discarded = _total(unexpected, "discarded_gt_unknown")
+    judged = kept + discarded + _total(unexpected, "discarded_gt_accepts") \
+        + _total(unexpected, "discarded_no_flawed_acceptance")
+    return {
+        "tasks_with_outputs": len(outputs), "tasks_with_unexpected": len(unexpected),
+        "expected_inputs": expected, "reference_failures": failures,
+        "reference_failures_percent": _share(failures, expected),
+        "reference_failures_by_cause": _causes(outputs, "failed"),
+        "pairs": pairs, "gt_unknown_pairs": gt_unknown,
+        "gt_unknown_pairs_percent": _share(gt_unknown, asked),
+        "gt_unknown_pairs_by_cause": _causes(outputs, "gt_postcondition_unknown"),
+        "adversary_outputs_kept": kept, "adversary_outputs_discarded_gt_unknown": discarded,
+        "adversary_outputs_gt_unknown_percent": _share(discarded, judged),
+        "adversary_outputs_gt_unknown_by_cause": _causes(unexpected, "discarded_gt_unknown"),
+    }
+
+
 def figures(run: Path, verifies: list[Path]) -> dict[str, Any]:
-    manifest = json.loads((run / "manifest.json").read_text())
+    path = run / "manifest.json"
+    manifest = json.loads(path.read_text()) if path.exists() else {}  # a run still going
     stages = manifest.get("backend_stats_by_stage", {})
     timings = manifest.get("timings", {})
     suites = {name: suite_stats(dataset_counts(run / name))
               for name in ("original", "plus", "lite") if (run / name).is_dir()}
-    unknowns = {stage: {k[len(VERDICT_UNKNOWN_PREFIX):]: v for k, v in st.items()
-                        if k.startswith(VERDICT_UNKNOWN_PREFIX) and v}
-                for stage, st in stages.items()}
+    unknowns_by_stage = {stage: {k[len(VERDICT_UNKNOWN_PREFIX):]: v for k, v in st.items()
+                                 if k.startswith(VERDICT_UNKNOWN_PREFIX) and v}
+                         for stage, st in stages.items()}
     out: dict[str, Any] = {
         "tasks": len(manifest.get("tasks", [])),
         "failed_tasks": manifest.get("errors", {}),
@@ -64,7 +110,8 @@ def figures(run: Path, verifies: list[Path]) -> dict[str, Any]:
                            **{k: v for k, v in st.items() if k.startswith("wall seconds")}}
                    for stage, st in stages.items()},
         "counts": manifest.get("counts", {}),
-        "unknowns_by_stage": unknowns,
+        "unknowns_by_stage": unknowns_by_stage,
+        "unknowns": unknowns(run),
         "table1": {name: {m: s[m]["mean"] for m in MEASURES} for name, s in suites.items()},
         "verify": {},
     }
@@ -119,6 +166,23 @@ def page(f: dict[str, Any]) -> str:
     for stage, st in f["stages"].items():
         lines.append(f"| {stage} | {_num(st['seconds'])} | {_num(st['processes'])} | "
                      f"{_num(st['checks'])} |")
+    u = f["unknowns"]
+    lines += [
+        "", "## What stayed unknown (aims: reference failures at most 3 %, GT-postcondition "
+        "unknowns at most 10 %)", "",
+        f"- reference failures: {_num(u['reference_failures'])} of "
+        f"{_num(u['expected_inputs'])} expected inputs ({_num(u['reference_failures_percent'])} "
+        f"%), over {u['tasks_with_outputs']} tasks: "
+        + ", ".join(f"{k} {v:,}" for k, v in u["reference_failures_by_cause"].items()),
+        f"- GT-postcondition unknown pairs: {_num(u['gt_unknown_pairs'])} "
+        f"({_num(u['gt_unknown_pairs_percent'])} %): "
+        + ", ".join(f"{k} {v:,}" for k, v in u["gt_unknown_pairs_by_cause"].items()),
+        f"- adversary outputs kept {_num(u['adversary_outputs_kept'])}, discarded as "
+        f"GT-unknown {_num(u['adversary_outputs_discarded_gt_unknown'])} "
+        f"({_num(u['adversary_outputs_gt_unknown_percent'])} %), over "
+        f"{u['tasks_with_unexpected']} tasks: "
+        + ", ".join(f"{k} {v:,}" for k, v in u["adversary_outputs_gt_unknown_by_cause"].items()),
+    ]
     lines += ["", "## Unknown verdicts by stage and cause", ""]
     for stage, causes in f["unknowns_by_stage"].items():
         if causes:
