@@ -54,7 +54,7 @@ def test_run_writes_every_output(first_run: Path):
     for name in ("plus", "lite", "original", "manifest.json", "report.md"):
         assert (first_run / name).exists(), name
     manifest = json.loads((first_run / "manifest.json").read_text())
-    assert manifest["seed"] == 7 and manifest["errors"] == {}
+    assert manifest["seed"] == 7 and manifest["errors"] == {} and manifest["degraded"] == {}
     assert set(manifest["tasks"]) == set(TASKS.split(","))
     assert manifest["backend_stats"]["name"] == "python"
     for task in TASKS.split(","):

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 from rich.console import Console
+from rich.markup import escape
 
 from veriscale.backends.registry import backend_names
 from veriscale.benchmark.loader import NotADataset
@@ -108,6 +109,10 @@ def _go(benchmark_dir, out, backend, runner, llm, config_path, seed, tasks, exec
         path = result.run_dir / name
         if path.exists():
             console.print(f"  {name}: {path}")
+    if result.degraded:  # suites written, weaker than they should be: said, not fatal
+        console.print(f"[yellow]{len(result.degraded)} task(s) degraded:[/]")
+        for task_id, causes in sorted(result.degraded.items()):
+            console.print(escape(f"  {task_id}: {'; '.join(causes)}"))
     if result.errors:
         console.print(f"[red]{len(result.errors)} task(s) failed:[/]")
         for task_id, err in sorted(result.errors.items()):

@@ -53,6 +53,7 @@ from veriscale.llm.provider import (
 )
 from veriscale.pipeline import stages
 from veriscale.pipeline.config import RunConfig, resolve_backend
+from veriscale.pipeline.degraded import degraded_causes
 from veriscale.pipeline.rundir import RunDir, replace_dir_atomic
 from veriscale.pipeline.suites import (
     KillData,
@@ -80,6 +81,7 @@ class RunSummary:
     timings: dict[str, float] = field(default_factory=dict)
     counts: dict[str, dict[str, Any]] = field(default_factory=dict)
     oracle_cache: dict[str, Any] = field(default_factory=dict)
+    degraded: dict[str, list[str]] = field(default_factory=dict)  # task -> causes
 
 
 def _stats_of(backend: Any) -> dict[str, float]:
@@ -182,6 +184,7 @@ class Pipeline:
         self._provider = provider
         self._provider_lock = threading.Lock()
         self.errors: dict[str, dict[str, str]] = {}
+        self.degraded: dict[str, list[str]] = {}  # task -> why (pipeline.degraded)
         self.timings: dict[str, float] = {}
         self.counts: dict[str, dict[str, Any]] = {}
         self.resumed: dict[str, int] = {}
@@ -502,6 +505,11 @@ class Pipeline:
                 self.console.print(f"[red]{task.id}[/]: building suites failed: {exc}")
                 continue
             plus_tasks.append(plus)
+            classified = self.rd.read_artifact(task.id, "classify")
+            causes = degraded_causes(len(task.tests), len(plus.tests),
+                                     classified.counts if classified is not None else {})
+            if causes:
+                self.degraded[task.id] = causes
             if lite:
                 lite_tasks.append(reduced)
                 logs[task.id] = log
@@ -615,6 +623,7 @@ class Pipeline:
             "tasks": [t.id for t in self.tasks],
             "load_issues": self.load_issues,
             "errors": self.errors,
+            "degraded": self.degraded,
             "suites_kept_from_previous_run": self.suites_kept,
             "timings": {k: round(v, 3) for k, v in self.timings.items()},
             "resumed_tasks": self.resumed,
@@ -686,7 +695,7 @@ def run_pipeline(
         pipe.close()
         pipe.rd.unlock()
     return RunSummary(pipe.rd.root, [t.id for t in pipe.tasks], pipe.errors, pipe.timings,
-                     pipe.counts, pipe.cache_stats())
+                     pipe.counts, pipe.cache_stats(), pipe.degraded)
 
 
 def _isolation_json() -> dict[str, Any]:

@@ -458,12 +458,20 @@ def render_header(report: RunReport) -> list[str]:
             f"- Benchmark: `{m.get('benchmark', '?')}`",
             f"- Seed: {m.get('seed', cfg.get('seed', '?'))}; backend: {cfg.get('backend', '?')}",
             "- Versions: " + (", ".join(f"{k} {v}" for k, v in versions.items()) or "?"),
-            f"- Tasks: {len(report.tasks)}; failed tasks: {len(errors)}",
+            f"- Tasks: {len(report.tasks)}; failed tasks: {len(errors)}; degraded tasks: "
+            f"{len(m.get('degraded') or {})}",
         ]
     for name, n in report.load_issue_counts.items():
         if n:
             lines.append(f"- Load issues in `{name}/`: {n}")
     lines.append("")
+    degraded = m.get("degraded") if isinstance(m.get("degraded"), dict) else {}
+    if degraded:
+        lines += ["### Degraded tasks", "",
+                  "Suites written but weaker than they should be (pipeline/degraded.py).", ""]
+        lines += _md_table(["Task", "Why"],
+                           [[t, "; ".join(map(str, c)).replace("|", "\\|")]
+                            for t, c in sorted(degraded.items()) if isinstance(c, list)], "ll")
     if errors:
         lines += ["### Failed tasks", ""]
         lines += _md_table(
