@@ -66,14 +66,19 @@ class Artifact:
     STAGE: ClassVar[str] = ""
     ROWS: ClassVar[dict[str, tuple[str, ...]]] = {}
     counts: dict[str, Any] = field(default_factory=dict)
+    llm: dict[str, Any] = field(default_factory=dict)
+    """What making this record asked of models, per role: requests, tokens, cost, items
+    proposed, kept and dropped by reason, re-asks, truncations, failed requests,
+    offline fallbacks (present only on a record that used a model)."""
     llm_provisional: list[Any] = field(default_factory=list)
     """LLM requests that failed while making this record (it is then stored as
     provisional and made again by the next run)."""
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
-        if not data["llm_provisional"]:  # present only on a provisional record
-            del data["llm_provisional"]
+        for key in ("llm", "llm_provisional"):  # present only where there is something
+            if not data[key]:
+                del data[key]
         return data
 
     @classmethod
@@ -87,6 +92,7 @@ class Artifact:
             elif f.name in data:
                 values[f.name] = data[f.name]
         values["counts"] = _dict(cls.STAGE, data, "counts")
+        values["llm"] = _dict(cls.STAGE, data, "llm")
         return cls(**values)
 
 

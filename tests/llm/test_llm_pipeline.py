@@ -152,3 +152,62 @@ def test_requests_run_concurrently_across_tasks(tmp_path: Path) -> None:
     assert manifest["errors"] == {}
     assert all("llm_provisional" not in artifact(out, f"top_{k}", "candidates")["data"]
                for k in range(3))
+
+
+def _cli_config(tmp_path: Path, url: str) -> Path:
+    path = tmp_path / "llm.toml"
+    path.write_text(f'seed = 1\n[llm]\nprovider = "openai"\nbase_url = "{url}"\n'
+                    'backoff_initial = 0.001\nbackoff_max = 0.01\nmax_attempts = 2\n'
+                    '[llm.roles]\nseeds = "m"\n[mutation]\nmax_mutations_per_input = 1\n'
+                    '[report]\ntime_evaluation = "off"\n')
+    return path
+
+
+def test_partial_failures_end_loud_and_the_rerun_asks_only_them(tmp_path: Path) -> None:
+    """Some requests fail (HTTP 500 past the retries): the run finishes, names the
+    provisional records with the statuses and the command to retry, exits 6; the
+    per-task LLM table marks them; the rerun asks only those records again."""
+    from click.testing import CliRunner
+
+    from veriscale.cli import main
+
+    b = bench(tmp_path, n=2)
+    (b / "top_1" / "description.txt").write_text("Return the maximum plus one.\n")
+
+    def flaky(body: dict, n: int) -> tuple[int, str]:
+        text = json.dumps(body)  # top_1's seed requests (fewer than trip the breaker)
+        if "plus one" in text and "propose test inputs" in text:
+            return 500, "internal error"
+        return answer(body, n)
+
+    out = tmp_path / "run"
+    with FakeOpenAI(flaky) as srv:
+        res = CliRunner().invoke(main, ["run", str(b), "--out", str(out), "--config",
+                                        str(_cli_config(tmp_path, srv.base_url))])
+    assert res.exit_code == 6, res.output
+    assert "provisional records" in res.output and "stage candidates" in res.output
+    assert "500" in res.output and "rerun the same command" in res.output
+    provisional = json.loads((out / "manifest.json").read_text())["llm_provisional"]
+    assert set(provisional) == {"top_1"} and "candidates" in provisional["top_1"]
+    assert "(provisional)" in (out / "report.md").read_text()
+    with FakeOpenAI(answer) as srv:
+        res = CliRunner().invoke(main, ["run", str(b), "--out", str(out), "--config",
+                                        str(_cli_config(tmp_path, srv.base_url))])
+        asked = len(srv.requests)
+    assert res.exit_code == 0, res.output
+    assert asked >= 1 and "1 of 2 tasks resumed" in res.output  # only top_1 asked again
+    assert "when computed" in res.output  # a resumed stage: this run's time and the first
+
+
+def test_the_dead_key_hint_keeps_its_brackets(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from veriscale.cli import main
+
+    with FakeOpenAI(lambda body, n: (401, "Incorrect API key provided")) as srv:
+        res = CliRunner().invoke(main, ["run", str(bench(tmp_path)), "--out",
+                                        str(tmp_path / "run"), "--config",
+                                        str(_cli_config(tmp_path, srv.base_url))])
+    assert res.exit_code == 4, res.output
+    assert "fix [llm] (key, model, base_url)" in res.output
+    assert 'fallback = "offline" in [llm]' in res.output

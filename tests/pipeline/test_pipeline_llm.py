@@ -105,3 +105,8 @@ def test_llm_seeds_and_adversaries_reach_the_suite(tmp_path: Path):
     manifest = json.loads((run / "manifest.json").read_text())
     assert manifest["llm_usage"], manifest["llm_usage"]
     assert "garbage" not in json.dumps(manifest["config"])  # the key/answers never leak
+    # the LLM accounting is kept in the stage records, and the report shows it per task
+    assert cands["llm"] and advs["llm"], (cands.get("llm"), advs.get("llm"))
+    report = (run / "report.md").read_text()
+    assert "| max_of | seeds | 40 | 4 | 2 | ill_typed 1, wrong_keys 1 |" in report
+    assert "| max_of | redteam | 5 | 2 | 2 |" in report

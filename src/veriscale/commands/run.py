@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 import sys
 from pathlib import Path
 
@@ -47,6 +48,10 @@ EXIT_LOCKED = 3
 EXIT_LLM_UNAVAILABLE = 4
 """The LLM endpoint cannot answer (key, model, every request failing); nothing was faked."""
 EXIT_UNWRITABLE = 5
+EXIT_PROVISIONAL = 6
+"""Every task finished, but some records were built from a fallback after failed LLM
+requests (provisional): the suites are usable, and rerunning the same command asks
+only those again."""
 
 
 def _go(benchmark_dir, out, backend, runner, llm, config_path, seed, tasks, executor,
@@ -62,7 +67,7 @@ def _go(benchmark_dir, out, backend, runner, llm, config_path, seed, tasks, exec
     try:
         task_dirs(benchmark_dir)
     except NotADataset as exc:
-        console.print(f"[red]error:[/] {exc}")
+        console.print(f"[red]error:[/] {escape(str(exc))}")
         sys.exit(EXIT_USAGE)
     overrides: dict = {"seed": seed, "backend": backend}
     if tasks:
@@ -70,7 +75,7 @@ def _go(benchmark_dir, out, backend, runner, llm, config_path, seed, tasks, exec
     try:
         config = load_config(config_path, **overrides)  # backend unset: detected by the run
     except (OSError, ValueError, ValidationError) as exc:
-        console.print(f"[red]error:[/] {config_path}: {exc}")
+        console.print(f"[red]error:[/] {escape(f'{config_path}: {exc}')}")
         sys.exit(EXIT_USAGE)
     if runner:
         config.backend_options = {**config.backend_options, "runner": runner}
@@ -89,36 +94,46 @@ def _go(benchmark_dir, out, backend, runner, llm, config_path, seed, tasks, exec
         result = run_pipeline(benchmark_dir, out, config, reduce=reduce, report=reduce,
                               console=console, cache=not no_cache)
     except RunDirLocked as exc:
-        console.print(f"[red]error:[/] {exc}")
+        console.print(f"[red]error:[/] {escape(str(exc))}")
         sys.exit(EXIT_LOCKED)
     except LLMUnavailable as exc:
-        console.print(f"[bold red]error:[/] the LLM endpoint is unusable, run stopped: {exc}")
-        console.print("  Finished stages are kept; fix [llm] (key, model, base_url) and rerun "
-                      "to resume, or set fallback = \"offline\" in [llm] to continue without it.")
+        console.print("[bold red]error:[/] "
+                      + escape(f"the LLM endpoint is unusable, run stopped: {exc}"))
+        console.print(escape("  Finished stages are kept; fix [llm] (key, model, base_url) and "
+                             "rerun to resume, or set fallback = \"offline\" in [llm] to "
+                             "continue without it."))
         sys.exit(EXIT_LLM_UNAVAILABLE)
     except OSError as exc:  # e.g. a read-only run directory: per-task writes are caught
         where = f": {exc.filename}" if exc.filename else ""
-        console.print(f"[red]error:[/] cannot write the run directory {out}{where}: "
-                      f"{exc.strerror or exc}")
+        console.print("[red]error:[/] " + escape(f"cannot write the run directory {out}{where}: "
+                                                 f"{exc.strerror or exc}"))
         sys.exit(EXIT_UNWRITABLE)
-    console.print(f"run directory: {result.run_dir}")
+    console.print(escape(f"run directory: {result.run_dir}"))
     if result.oracle_cache.get("enabled"):
         console.print(f"  oracle cache: {result.oracle_cache['hits']} hits, "
                       f"{result.oracle_cache['misses']} misses")
     for name in ("plus", "lite", "report.md"):
         path = result.run_dir / name
         if path.exists():
-            console.print(f"  {name}: {path}")
+            console.print(escape(f"  {name}: {path}"))
     if result.degraded:  # suites written, weaker than they should be: said, not fatal
         console.print(f"[yellow]{len(result.degraded)} task(s) degraded:[/]")
         for task_id, causes in sorted(result.degraded.items()):
             console.print(escape(f"  {task_id}: {'; '.join(causes)}"))
+    if result.provisional:
+        console.print(f"[yellow]warning: {len(result.provisional)} task(s) have provisional "
+                      "records (LLM requests failed; a fallback stands in):[/]")
+        for task_id, stages in sorted(result.provisional.items()):
+            for stage, failures in sorted(stages.items()):
+                console.print(escape(f"  {task_id}: stage {stage}: {'; '.join(failures)}"))
+        console.print(escape("  rerun the same command to ask them again: "
+                             + " ".join(shlex.quote(a) for a in sys.argv)))
     if result.errors:
         console.print(f"[red]{len(result.errors)} task(s) failed:[/]")
         for task_id, err in sorted(result.errors.items()):
-            console.print(f"  {task_id}: stage {err['stage']}: {err['error']}")
+            console.print(escape(f"  {task_id}: stage {err['stage']}: {err['error']}"))
         sys.exit(EXIT_TASK_FAILED)
-    sys.exit(0)
+    sys.exit(EXIT_PROVISIONAL if result.provisional else 0)
 
 
 @click.command("run")

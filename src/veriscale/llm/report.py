@@ -41,11 +41,11 @@ def render_llm(run_dir: Path, manifest: dict[str, Any], task_ids: list[str],
     for task_id in task_ids:
         provisional = False
         for role, stage, path in ROLE_PARTS:
-            data = read_artifact(run_dir, task_id, stage)
-            if not isinstance(data, dict):
+            record = read_artifact(run_dir, task_id, stage)  # a typed stage record
+            if record is None:
                 continue
-            provisional = provisional or bool(data.get("llm_provisional"))
-            acc: Any = data.get("llm") or {}
+            provisional = provisional or bool(getattr(record, "llm_provisional", None))
+            acc: Any = getattr(record, "llm", None) or {}
             for part in path:
                 acc = acc.get(part) if isinstance(acc, dict) else None
             if not isinstance(acc, dict) or not acc:

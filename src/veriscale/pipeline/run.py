@@ -82,6 +82,8 @@ class RunSummary:
     counts: dict[str, dict[str, Any]] = field(default_factory=dict)
     oracle_cache: dict[str, Any] = field(default_factory=dict)
     degraded: dict[str, list[str]] = field(default_factory=dict)  # task -> causes
+    # task -> stage -> failed LLM requests of the records stored provisional
+    provisional: dict[str, dict[str, list[str]]] = field(default_factory=dict)
 
 
 def _stats_of(backend: Any) -> dict[str, float]:
@@ -185,6 +187,9 @@ class Pipeline:
         self._provider_lock = threading.Lock()
         self.errors: dict[str, dict[str, str]] = {}
         self.degraded: dict[str, list[str]] = {}  # task -> why (pipeline.degraded)
+        # task -> stage -> failed LLM requests: records stored provisional this run
+        self.provisional: dict[str, dict[str, list[str]]] = {}
+        self._provisional_lock = threading.Lock()
         self.timings: dict[str, float] = {}
         self.counts: dict[str, dict[str, Any]] = {}
         self.resumed: dict[str, int] = {}
@@ -194,7 +199,12 @@ class Pipeline:
         self.evaluation_time: dict[str, Any] = {}
         self.stage_backend: dict[str, dict[str, float]] = {}  # per stage: processes, checks
         self.suites_kept: list[str] = []
-        self.previous_timings: dict[str, float] = dict(self.rd.load_manifest().get("timings", {}))
+        before = self.rd.load_manifest()
+        # what each stage cost when its records were computed (over the runs that made
+        # them); ``timings`` is what this run spent
+        self.previous_timings: dict[str, float] = dict(
+            before.get("timings_computed") or before.get("timings") or {})
+        self.computed_timings: dict[str, float] = {}
 
     # ---------------------------------------------------------------- wiring
 
@@ -351,8 +361,10 @@ class Pipeline:
                 self.console.print(f"[red]{task.id}[/]: {name} failed: {result}")
         elapsed = time.perf_counter() - start
         previous = self.previous_timings.get(name, 0.0)
-        # A fully resumed stage keeps the time it cost when it was computed.
-        self.timings[name] = previous if not todo and previous else elapsed + (
+        # This run's time; beside it, what the stage's records cost when computed (a
+        # fully resumed stage keeps that time).
+        self.timings[name] = elapsed
+        self.computed_timings[name] = previous if not todo and previous else elapsed + (
             previous if done else 0.0)
         self.resumed[name] = done
         self._summarise(name)
@@ -365,6 +377,8 @@ class Pipeline:
         if failures and isinstance(data, dict):
             data["llm_provisional"] = failures[:20]
             self.fp[(task.id, name)] = self.fp[(task.id, name)] + "-provisional"
+            with self._provisional_lock:
+                self.provisional.setdefault(task.id, {})[name] = failures[:3]
 
     def _hook_progress(self, files: FileProgress | None) -> Any:
         """Let a backend that reports its files (Lean, Coq) drive the file/check bar."""
@@ -397,8 +411,11 @@ class Pipeline:
                 if isinstance(value, int):
                     totals[key] = totals.get(key, 0) + value
         self.counts[name] = totals
+        resumed = self.resumed.get(name, 0)
+        computed = self.computed_timings.get(name, self.timings[name])
         title = (f"stage {name}: {self.timings[name]:.1f}s"
-                 f" ({self.resumed.get(name, 0)} of {len(self.tasks)} tasks resumed)")
+                 + (f" this run ({computed:.1f}s when computed; " if resumed else " (")
+                 + f"{resumed} of {len(self.tasks)} tasks resumed)")
         # The title goes on its own line: as a table title it wraps to the width
         # of the two narrow columns when the output is not a terminal.
         self.console.print(f"[bold]{title}[/]", soft_wrap=True)
@@ -624,8 +641,11 @@ class Pipeline:
             "load_issues": self.load_issues,
             "errors": self.errors,
             "degraded": self.degraded,
+            "llm_provisional": self.provisional,
             "suites_kept_from_previous_run": self.suites_kept,
             "timings": {k: round(v, 3) for k, v in self.timings.items()},
+            "timings_computed": {k: round(v, 3) for k, v in
+                                 {**self.timings, **self.computed_timings}.items()},
             "resumed_tasks": self.resumed,
             "counts": self.counts,
             "backend_stats": backend_stats,
@@ -695,7 +715,7 @@ def run_pipeline(
         pipe.close()
         pipe.rd.unlock()
     return RunSummary(pipe.rd.root, [t.id for t in pipe.tasks], pipe.errors, pipe.timings,
-                     pipe.counts, pipe.cache_stats(), pipe.degraded)
+                     pipe.counts, pipe.cache_stats(), pipe.degraded, pipe.provisional)
 
 
 def _isolation_json() -> dict[str, Any]:

@@ -397,9 +397,18 @@ def render_timings(report: RunReport) -> list[str]:
     oracle = report.manifest.get("backend_stats_by_stage")
     oracle = oracle if isinstance(oracle, dict) else {}
     n_tasks = len(report.manifest.get("tasks") or []) or None
+    computed = report.manifest.get("timings_computed")
+    computed = computed if isinstance(computed, dict) else {}
+    # a resumed run: beside this run's seconds, what each stage cost when computed
+    resumed = any(isinstance(computed.get(k), int | float) and abs(float(computed[k]) - v) > 0.005
+                  for k, v in stages.items())
     rows = []
     for k, v in stages.items():
-        row = [k, f"{v:.2f}", f"{100 * v / total:.1f}%" if total and k != "total" else ""]
+        was = computed.get(k)
+        row = [k, f"{v:.2f}"]
+        if resumed:
+            row.append(f"{float(was):.2f}" if isinstance(was, int | float) else "")
+        row.append(f"{100 * v / total:.1f}%" if total and k != "total" else "")
         if k == "total":
             parts = [o for o in oracle.values() if isinstance(o, dict)]
             got = {f: sum(float(o.get(f) or 0) for o in parts)
@@ -411,8 +420,9 @@ def render_timings(report: RunReport) -> list[str]:
                 f"{procs / n_tasks:.2f}" if procs is not None and n_tasks else "",
                 f"{int(checks)}" if checks is not None else ""]
         rows.append(row)
-    lines += _md_table(["Stage", "Seconds", "Share", "Oracle processes", "per task",
-                        "Oracle checks"], rows)
+    lines += _md_table(["Stage", "Seconds (this run)",
+                        *(["Seconds when computed"] if resumed else []), "Share",
+                        "Oracle processes", "per task", "Oracle checks"], rows)
     return lines
 
 
