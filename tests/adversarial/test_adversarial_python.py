@@ -148,3 +148,19 @@ def test_pipeline_stages_with_the_offline_provider(task, backend, pairs):
     assert again == artifact
     assert synthesize_unexpected(task, pairs, again, backend,
                                  {"check_flawed_specs": True}) == data
+
+
+def test_an_answer_rejected_for_each_spec_is_listed_once(task, backend):
+    """The red team is asked once per flawed spec; the same unusable answer (a cached
+    one) rejected each time is one entry in ``rejected``, not one per spec."""
+    from veriscale.llm.results import AdversaryResult
+
+    class Repeating(OfflineProvider):
+        def adversaries(self, task, spec, n=None):  # type: ignore[override]
+            got = super().adversaries(task, spec, n)
+            return AdversaryResult(implementations=got.implementations, issues=got.issues,
+                                   rejected=["chunk 1: no function named F"])
+
+    artifact = generate_adversaries(task, Repeating(seed=1), backend, None)
+    assert artifact["counts"]["specs_compiled"] >= 2
+    assert artifact["rejected"] == ["chunk 1: no function named F"]

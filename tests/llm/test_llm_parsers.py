@@ -293,3 +293,21 @@ def test_a_rejection_keeps_its_kind_and_reads_as_its_reason() -> None:
     assert rejection_kind("a parameter-less plain string") == "malformed"
     with pytest.raises(ValueError):
         Rejection("x", "no-such-kind")
+
+
+def test_small_defects_of_answers_stay_fixed() -> None:
+    """An import before an adversary goes in once; ``**Input:**`` leaves no stray
+    ``**`` in its section."""
+    from veriscale.llm.parsers import parse_adversaries, parse_decomposition
+
+    py_sig = Signature.from_json({"name": "pick", "parameters": [
+        {"param_name": "xs", "param_type": "List Int"}], "return_type": "Int"})
+    answer = ("```python\nimport random\n\n# Adversary 1\ndef pick1(xs):\n"
+              "    return random.choice(xs)\n\n# Adversary 2\ndef pick2(xs):\n"
+              "    return random.choice(xs) + 1\n```")
+    got = parse_adversaries(answer, py_sig, "python")
+    assert got.implementations
+    for impl in got.implementations:
+        assert impl.code.count("import random") == 1, impl.code
+    d = parse_decomposition("**Input:**\na. xs\n**Output:**\na. res1")
+    assert d.input_model == "a. xs" and d.output_model == "a. res1"

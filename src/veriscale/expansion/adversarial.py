@@ -389,7 +389,8 @@ def generate_adversaries(
     redteam_llm: list[dict[str, Any]] = []
     for res in mapper(red_team, targets):
         issues.extend(res.issues)
-        rejected.extend(res.rejected)
+        # one answer rejected for each spec that asked it is one entry, not one per spec
+        rejected.extend(r for r in res.rejected if r not in rejected)
         redteam_llm.append(getattr(res, "llm", None) or {})
         for impl in res.implementations:
             if impl.id not in seen:

@@ -334,8 +334,9 @@ class Decomposition:
     origin: str = ""
 
 
-_HEADING_IN = re.compile(r"(?im)^[ \t>#*_-]*(?:\d+[.)]\s*)?input\b[^:\n]{0,40}?[*_ \t]*:")
-_HEADING_OUT = re.compile(r"(?im)^[ \t>#*_-]*(?:\d+[.)]\s*)?output\b[^:\n]{0,40}?[*_ \t]*:")
+# a heading's emphasis may close after its colon (``**Input:**``): consumed with it
+_HEADING_IN = re.compile(r"(?im)^[ \t>#*_-]*(?:\d+[.)]\s*)?input\b[^:\n]{0,40}?[*_ \t]*:[*_]*")
+_HEADING_OUT = re.compile(r"(?im)^[ \t>#*_-]*(?:\d+[.)]\s*)?output\b[^:\n]{0,40}?[*_ \t]*:[*_]*")
 
 
 def parse_decomposition(text: str) -> Decomposition:
@@ -534,9 +535,15 @@ def with_shared_helpers(code: str, pool: list[Helper], fn: str,
         return code
     order = list(first)
     sources: list[str] = []
+    present = {ln.strip() for ln in code.splitlines()}
     for name in sorted(needed, key=order.index):
-        if first[name] not in sources:
-            sources.append(first[name])
+        src = first[name]
+        # a helper the code already carries (an import that preceded it) goes in once
+        if src not in sources and not (src.strip() in code and all(
+                ln.strip() in present for ln in src.strip().splitlines())):
+            sources.append(src)
+    if not sources:
+        return code
     return "\n\n".join([*sources, code.strip()]) + "\n"
 
 
