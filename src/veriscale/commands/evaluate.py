@@ -68,9 +68,9 @@ def _load(suite: Path, tasks: tuple[str, ...], console: Console, quiet: bool
           ) -> tuple[list[Any], list[str]]:
     loaded, issues = load_benchmark(suite, list(tasks) or None)
     if issues and not quiet:
-        console.print(f"[yellow]{suite}: {len(issues)} load issue(s)[/]")
+        console.print(f"[yellow]{escape(str(suite))}: {len(issues)} load issue(s)[/]")
         for issue in issues[:10]:
-            console.print(f"  {issue}")
+            console.print(escape(f"  {issue}"))
     return loaded, [f"{suite}: {i}" for i in issues]
 
 
@@ -174,7 +174,7 @@ def _run_solutions(backend: Any, suite: tuple[str, list[Any]], solutions: Path,
     cands, issues = load_solutions(solutions, tasks)
     if not as_json:
         for issue in issues:
-            console.print(f"[yellow]{solutions}: {issue}[/]")
+            console.print(f"[yellow]{escape(f'{solutions}: {issue}')}[/]")
     done = [0]
 
     def advance(n: int) -> None:
@@ -209,7 +209,7 @@ def _run_solutions(backend: Any, suite: tuple[str, list[Any]], solutions: Path,
         per_task.add_row(tr.task_id, *cells)
     console.print(per_task)
     for issue in task_issues:
-        console.print(f"[yellow]{issue}[/]")
+        console.print(f"[yellow]{escape(str(issue))}[/]")
     notes = sorted({n.split("Plausible stage not run: ", 1)[-1] for t in report.tasks
                     for smp in t.samples for n in smp.notes.values()})
     for note in notes:
@@ -273,7 +273,7 @@ def _run_mutants(backend: Any, loaded: list[tuple[str, list[Any]]], seed: int,
     console.print(table)
     for sp in report.suites:
         for p in sp.gt_problems:
-            console.print(f"[red]{sp.suite}: suite problem: {p}[/]")
+            console.print(f"[red]{escape(f'{sp.suite}: suite problem: {p}')}[/]")
     if any(sp.cut_by_timeouts for sp in report.suites):
         console.print(f"note: 'cut' mutants timed out on {limit} tests; their other tests "
                       "count as UNKNOWN (detected, but not definitely), so definite shares "

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 from rich.console import Console
+from rich.markup import escape
 
 
 @click.command("port")
@@ -34,7 +35,7 @@ def port_command(suite_dir: Path, tasks_dir: Path, out_dir: Path | None,
         backend = backend_name or detect_backend(tasks_dir, None)
         report = port_suite(suite_dir, tasks_dir, out_dir, backend)
     except NotADataset as exc:
-        console.print(f"[red]error:[/] {exc}")
+        console.print(f"[red]error:[/] {escape(str(exc))}")
         sys.exit(2)
     if as_json:
         click.echo(json.dumps(report.to_json(), indent=2))

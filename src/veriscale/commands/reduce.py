@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 
@@ -42,10 +43,10 @@ def reduce_command(plus_dir, out, run_dir, max_pairs, max_reject_inputs, keep_or
     try:
         tasks, issues = load_benchmark(plus_dir)
     except NotADataset as exc:
-        console.print(f"[red]error:[/] {exc}")
+        console.print(f"[red]error:[/] {escape(str(exc))}")
         sys.exit(2)
     for issue in issues:
-        console.print(f"[yellow]load:[/] {issue}")
+        console.print(f"[yellow]load:[/] {escape(str(issue))}")
     if run_dir is None and (plus_dir.resolve().parent / "tasks").is_dir():
         run_dir = plus_dir.resolve().parent
     settings = run_reduction_settings(run_dir)
@@ -55,7 +56,7 @@ def reduce_command(plus_dir, out, run_dir, max_pairs, max_reject_inputs, keep_or
     try:
         summary = reduce_suite(tasks, out, run_dir=run_dir, settings=settings)
     except (OSError, ValueError) as exc:
-        console.print(f"[red]error:[/] {exc}")
+        console.print(f"[red]error:[/] {escape(str(exc))}")
         sys.exit(1)
     if as_json:
         click.echo(json.dumps(summary, indent=2))

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from veriscale.benchmark.validate import DEFECT_KINDS, ValidationReport
@@ -64,9 +65,9 @@ def print_report(report: ValidationReport, console: Console, *, details: bool = 
         table.add_row(task, *cells, str(sum(counts.values())))
     console.print(table)
     for issue in report.errors:
-        console.print(f"[red]error:[/] {issue}")
+        console.print(f"[red]error:[/] {escape(str(issue))}")
     for issue in report.warnings:
-        console.print(f"[yellow]warning:[/] {issue}")
+        console.print(f"[yellow]warning:[/] {escape(str(issue))}")
     shown: dict[str, int] = {}
     for task in report.tasks:
         for d in task.defects:

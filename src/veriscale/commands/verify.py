@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from veriscale.backends.registry import backend_names
@@ -63,14 +64,14 @@ def verify_command(dataset_dir: Path, backend_name: str, runner: str | None,
         report = verify_dataset(dataset_dir, backend_name, ids, executor=units, cache=cache,
                                 **options)
     except NotADataset as exc:
-        console.print(f"[red]error:[/] {exc}")
+        console.print(f"[red]error:[/] {escape(str(exc))}")
         sys.exit(2)
     finally:
         units.close()
         if cache is not None:
             cache.close()
     for issue in report.load_issues:
-        console.print(f"[yellow]load:[/] {issue}")
+        console.print(f"[yellow]load:[/] {escape(str(issue))}")
     if as_json:
         click.echo(json.dumps({**report.to_json(), "isolation": info.to_json(),
                                "oracle_cache": cache_summary(cache)}, indent=2))

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -260,7 +261,7 @@ class Pipeline:
                 cache_path=self.rd.root / "llm_cache.sqlite",
             )
             if hasattr(self._provider, "notify"):  # LLM warnings go to the run's console
-                self._provider.notify = lambda m: self.console.print(f"[bold red]LLM:[/] {m}")
+                self._provider.notify = lambda m: self.console.print(f"[bold red]LLM:[/] {escape(str(m))}")
         return self._provider
 
     def load(self) -> None:
@@ -272,7 +273,7 @@ class Pipeline:
                 files = ", ".join(f"{f}: {why}" for f, why in sorted(task.unreadable.items()))
                 self.errors[task.id] = {"stage": "load", "error": f"unreadable {files}"}
         for issue in issues[:20]:
-            self.console.print(f"[yellow]load:[/] {issue}")
+            self.console.print(f"[yellow]load:[/] {escape(str(issue))}")
         if len(issues) > 20:
             self.console.print(f"[yellow]load:[/] ... and {len(issues) - 20} more issues")
 
@@ -358,7 +359,7 @@ class Pipeline:
             if isinstance(result, BaseException):  # one bad task never stops the run
                 self.errors[task.id] = {"stage": name,
                                         "error": f"{type(result).__name__}: {result}"}
-                self.console.print(f"[red]{task.id}[/]: {name} failed: {result}")
+                self.console.print(f"[red]{escape(task.id)}[/]: {escape(f'{name} failed: {result}')}")
         elapsed = time.perf_counter() - start
         previous = self.previous_timings.get(name, 0.0)
         # This run's time; beside it, what the stage's records cost when computed (a
@@ -418,7 +419,7 @@ class Pipeline:
                  + f"{resumed} of {len(self.tasks)} tasks resumed)")
         # The title goes on its own line: as a table title it wraps to the width
         # of the two narrow columns when the output is not a terminal.
-        self.console.print(f"[bold]{title}[/]", soft_wrap=True)
+        self.console.print(f"[bold]{escape(title)}[/]", soft_wrap=True)
         table = Table(show_header=False, box=None)
         table.add_column("count", no_wrap=True)
         table.add_column("total", justify="right", no_wrap=True)
@@ -519,7 +520,7 @@ class Pipeline:
                     reduced, log = reduce_to_lite(plus, kill, red)
             except Exception as exc:  # one bad task never stops the run
                 self.errors[task.id] = {"stage": "suites", "error": f"{type(exc).__name__}: {exc}"}
-                self.console.print(f"[red]{task.id}[/]: building suites failed: {exc}")
+                self.console.print(f"[red]{escape(task.id)}[/]: {escape(f'building suites failed: {exc}')}")
                 continue
             plus_tasks.append(plus)
             classified = self.rd.read_artifact(task.id, "classify")
