@@ -189,7 +189,10 @@ def test_partial_failures_end_loud_and_the_rerun_asks_only_them(tmp_path: Path) 
     assert "500" in res.output and "rerun the same command" in res.output
     provisional = json.loads((out / "manifest.json").read_text())["llm_provisional"]
     assert set(provisional) == {"top_1"} and "candidates" in provisional["top_1"]
-    assert "(provisional)" in (out / "report.md").read_text()
+    report = (out / "report.md").read_text()
+    assert "| top_1 | seeds | 40 | 0 | 0 | 0 | 0 | 0 | 1 | 0 (provisional) |" in report
+    assert "| top_1 | spec |" in report and "| top_0 | seeds | 40 | 2 | 2 |" in report
+    assert report.count("(provisional)") == 1  # only the record that was
     with FakeOpenAI(answer) as srv:
         res = CliRunner().invoke(main, ["run", str(b), "--out", str(out), "--config",
                                         str(_cli_config(tmp_path, srv.base_url))])

@@ -126,8 +126,8 @@ def _go(benchmark_dir, out, backend, runner, llm, config_path, seed, tasks, exec
         for task_id, stages in sorted(result.provisional.items()):
             for stage, failures in sorted(stages.items()):
                 console.print(escape(f"  {task_id}: stage {stage}: {'; '.join(failures)}"))
-        console.print(escape("  rerun the same command to ask them again: "
-                             + " ".join(shlex.quote(a) for a in sys.argv)))
+        console.print(escape("  rerun the same command to ask them again: veriscale "
+                             + shlex.join(sys.argv[1:])))
     if result.errors:
         console.print(f"[red]{len(result.errors)} task(s) failed:[/]")
         for task_id, err in sorted(result.errors.items()):

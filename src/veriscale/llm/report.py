@@ -39,12 +39,11 @@ def render_llm(run_dir: Path, manifest: dict[str, Any], task_ids: list[str],
             lines += [f"Note: {usage[key]}", ""]
     rows = []
     for task_id in task_ids:
-        provisional = False
         for role, stage, path in ROLE_PARTS:
             record = read_artifact(run_dir, task_id, stage)  # a typed stage record
             if record is None:
                 continue
-            provisional = provisional or bool(getattr(record, "llm_provisional", None))
+            provisional = bool(getattr(record, "llm_provisional", None))  # this record's
             acc: Any = getattr(record, "llm", None) or {}
             for part in path:
                 acc = acc.get(part) if isinstance(acc, dict) else None
