@@ -334,3 +334,17 @@ def test_check_literals_of_nat_are_the_same_values(tmp_path):
     proc = subprocess.run(["coqc", "-q", "Same.v"], cwd=tmp_path, capture_output=True,
                           text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]
+
+
+@needs_coqc
+def test_memory_exhaustion_is_one_checks_own_and_skips_no_other(backend):
+    """Inputs that exhaust coqc's memory (unary arithmetic near 3^40) are each their own
+    UNKNOWN; they never spend the unit's timeout budget, so every other input, after
+    however many of them, is still run (verina_basic_95 lost its original tests so)."""
+    task = make_task(name="half", params=(("n", "nat"),), ret="nat", precond="true",
+                     code="Nat.div n 2", postcond="Nat.eqb result (Nat.div n 2)")
+    big = Implementation("Definition half (n : nat) : nat := if Nat.eqb n 7 then "
+                         "Nat.pow 3 40 else Nat.div n 2.", id="big")
+    out = backend.run(task, big, [(7,)] * 4 + [(4,), (10,)])
+    assert {o.failure_kind for o in out[:4]} == {"memory"}, out[:4]
+    assert [o.value for o in out[4:]] == [2, 5]
