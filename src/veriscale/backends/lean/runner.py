@@ -157,10 +157,16 @@ def tree_cpu_seconds(pid: int) -> float:
     return total
 
 
+START_CPU_SECONDS = 120.0
+"""CPU seconds a Lean process may use for its start (imports, the compiled-evaluation
+prelude) before the stall clock counts (:class:`_Reader`)."""
+
+
 class _Reader:
     """``Popen.communicate`` that also tells ``on_line`` how far Lean's messages got,
-    and notices a Lean that has used ``stall_seconds`` of CPU since its latest message,
-    after its first (compiled evaluation cannot be interrupted from inside: a check
+    and notices a Lean that has used ``stall_seconds`` of CPU since its latest message
+    (or since its start, beyond :data:`START_CPU_SECONDS`; compiled evaluation cannot be
+    interrupted from inside: a check
     that runs away holds the whole file; CPU, not wall time, so that a busy machine
     stops nothing)."""
 
@@ -203,7 +209,10 @@ class _Reader:
         gets everything). Lean's CPU is read every 2 s of the poll, not per message."""
         deadline = None if timeout is None else time.monotonic() + timeout
         seen = 0  # messages at the last poll, and Lean's CPU seconds when they changed
-        last: float | None = None
+        # Before the first message the clock runs from the start, with the start's own
+        # allowance on top (the imports: about 20 CPU s for WASM's compiled mode), so a
+        # runaway first check is stopped too (native Lean prints nothing before it).
+        last: float = -START_CPU_SECONDS
         while True:
             step = 2.0 if self.stall_seconds else None
             if deadline is not None:
@@ -219,7 +228,7 @@ class _Reader:
                 cpu = tree_cpu_seconds(self.proc.pid)
                 if self.messages != seen:
                     seen, last = self.messages, cpu
-                elif last is not None and cpu - last > self.stall_seconds:
+                elif cpu - last > self.stall_seconds:
                     raise
         for t in self.threads:
             t.join()
@@ -327,7 +336,8 @@ class LeanRunner:
     """``RLIMIT_STACK`` of the Lean process (``None``: inherited)."""
 
     stall_seconds: float | None = None
-    """A file whose Lean uses this many CPU seconds without a message, after its first,
+    """A file whose Lean uses this many CPU seconds without a message (before its first:
+    beyond its start's allowance, :data:`START_CPU_SECONDS`),
     is stopped as timed out (set by the backend in compiled mode; None: no such limit)."""
 
     compiled_imports: tuple[str, ...] = ()
