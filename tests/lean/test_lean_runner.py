@@ -388,3 +388,38 @@ def test_a_failing_on_line_never_breaks_the_run(tmp_path: Path) -> None:
 
     res = run_command([str(fake)], cwd=tmp_path, env=None, timeout=30, on_line=broken)
     assert res.returncode == 0 and [m.text for m in res.messages] == ["true"]
+
+
+SLOW_START = r'''
+import json, sys, time
+def burn(seconds):
+    end = time.process_time() + seconds
+    while time.process_time() < end:
+        pass
+burn(float(sys.argv[1]))  # the start: imports, the prelude
+print(json.dumps({"severity": "information", "data": "started", "fileName": "f.lean",
+                  "pos": {"line": 1, "column": 0}, "endPos": {"line": 1, "column": 1}}),
+      flush=True)
+burn(60)  # a runaway check
+'''
+
+
+def test_a_slow_start_is_not_a_runaway_and_a_runaway_after_it_is_stopped(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The runaway clock (CPU without a message) allows a file its start before the
+    first message; past that allowance a silent file is stopped too."""
+    from veriscale.backends import isolation
+    from veriscale.backends.lean import runner
+
+    exe = tmp_path / "slow"
+    python_script(exe, SLOW_START)
+    monkeypatch.setattr(runner, "START_CPU_SECONDS", 4.0)
+    with isolation.using("none"):
+        got = runner.run_command([str(exe), "3"], cwd=tmp_path, env=None, timeout=120,
+                                 stall_seconds=1.0)
+        assert got.timed_out and [m.text for m in got.messages] == ["started"]
+        assert got.seconds < 30
+        monkeypatch.setattr(runner, "START_CPU_SECONDS", 0.0)
+        got = runner.run_command([str(exe), "8"], cwd=tmp_path, env=None, timeout=120,
+                                 stall_seconds=1.0)
+        assert got.timed_out and got.messages == [] and got.seconds < 30

@@ -212,7 +212,7 @@ class _Reader:
         # Before the first message the clock runs from the start, with the start's own
         # allowance on top (the imports: about 20 CPU s for WASM's compiled mode), so a
         # runaway first check is stopped too (native Lean prints nothing before it).
-        last: float = -START_CPU_SECONDS
+        last: float = START_CPU_SECONDS
         while True:
             step = 2.0 if self.stall_seconds else None
             if deadline is not None:
