@@ -9,6 +9,7 @@ checks, per stage.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 
 UNKNOWN_CAUSES = (
     ("no Decidable instance", ("no decidable", "failed to synthesize")),
@@ -50,3 +51,13 @@ def cause_counts(prefix: str, details: list[str]) -> dict[str, int]:
     """``{"<prefix>: <cause>": n}``, flat so that the stage summary can total it."""
     counts = Counter(unknown_cause(d) for d in details)
     return {f"{prefix}: {cause}": n for cause, n in sorted(counts.items())}
+
+
+NO_REASON = "no reason given"
+
+
+def tally_causes(counts: dict[str, int], reasons: Iterable[str]) -> None:
+    """Add each reason's cause to ``counts`` (an empty reason: :data:`NO_REASON`)."""
+    for why in reasons:
+        cause = unknown_cause(why) if why else NO_REASON
+        counts[cause] = counts.get(cause, 0) + 1

@@ -26,7 +26,7 @@ from veriscale.backends.base import (
     hint,
     reasons_of,
 )
-from veriscale.backends.causes import unknown_cause
+from veriscale.backends.causes import tally_causes
 from veriscale.benchmark.model import Task
 from veriscale.evaluation.passk import mean_pass_at_k
 from veriscale.evaluation.scoring import (
@@ -110,9 +110,7 @@ def _finish_code(task: Task, outcomes: Any, res: SampleResult, compared: bool = 
 
 def _count_causes(res: SampleResult, part: str, reasons: Iterable[str]) -> None:
     counts = res.unknown_causes.setdefault(part, {})
-    for why in reasons:
-        cause = unknown_cause(why) if why else "no reason given"
-        counts[cause] = counts.get(cause, 0) + 1
+    tally_causes(counts, reasons)
     if not counts:
         del res.unknown_causes[part]
 

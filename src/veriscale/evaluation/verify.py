@@ -28,7 +28,7 @@ from veriscale.backends.base import (
     Verdict,
     reasons_of,
 )
-from veriscale.backends.causes import unknown_cause
+from veriscale.backends.causes import tally_causes
 from veriscale.benchmark.model import LoadIssue, Task
 from veriscale.values import LeanType, values_equal
 
@@ -96,9 +96,7 @@ class VerifyReport:
         if verdict == DISAGREE:
             self.findings.append(Finding(task, kind, item, detail))
         elif verdict == UNKNOWN:
-            cause = unknown_cause(detail) if detail else "no reason given"
-            causes = self.unknown_causes.setdefault(kind, {})
-            causes[cause] = causes.get(cause, 0) + 1
+            tally_causes(self.unknown_causes.setdefault(kind, {}), [detail])
 
     def causes_by_kind(self) -> dict[str, dict[str, int]]:
         """Each kind's unknown causes, the most frequent first."""
