@@ -69,7 +69,7 @@ def one(i, line):
             end = time.time() + 60
             while time.time() < end:
                 pass
-        if x == 77:  # dies quietly with an ordinary exit status, like the WASM module
+        if x in (77, 57):  # dies quietly with an ordinary exit status, like the WASM module
             sys.exit(1)
         if x == 88:  # true once whoever watches the run has heard of the checks before it
             waited = 0.0
@@ -106,14 +106,14 @@ def one(i, line):
         say(i, str(2 * x))
         return
     m = re.match(r"#reduce decide \((\w+)_precond (.*)\)$", line)
-    if m:  # kernel mode: 55 gets stuck in #reduce, 56 in the kernel too
+    if m:  # kernel mode: 55 gets stuck in #reduce, 56 and 57 in the kernel too
         (x,) = ints(m.group(2))
-        say(i, "Decidable.rec (fun h => false) ..." if x in (55, 56) else str(x > 0).lower())
+        say(i, "Decidable.rec (fun h => false) ..." if x in (55, 56, 57) else str(x > 0).lower())
         return
     m = re.match(r"example : (¬ )?\((\w+)_precond (.*)\) := by decide \+kernel$", line)
     if m:
         (x,) = ints(m.group(3))
-        if x == 56 or (m.group(1) is None) != (x > 0):
+        if x in (56, 57) or (m.group(1) is None) != (x > 0):
             say(i, "decide failed", "error")
         return
     m = re.match(r"#reduce \(\(F (.*) \(by first \| decide \| sorry\)\) == \((.*)\)\)$", line)
@@ -346,6 +346,23 @@ def test_what_crashes_compiled_evaluation_is_asked_of_the_kernel(fake_lean, tmp_
     assert got == [Verdict.UNKNOWN, Verdict.TRUE, Verdict.TRUE, Verdict.TRUE, Verdict.FALSE]
     assert be.stats.extra["kernel_fallback"] == {"asked": 3, "decided": 3}
     assert _calls(log) == 2 and be.stats.extra["crashes"] == 1
+
+
+def test_the_kernel_is_asked_a_sample_before_the_rest(fake_lean, tmp_path) -> None:
+    """57 stops compiled Lean and is stuck in the kernel too: of a request's twelve
+    such checks, the kernel is asked its first eight; deciding none, it is not asked
+    the other four (they keep compiled mode's reason). Where the sample decides one,
+    the rest are asked."""
+    exe, log = fake_lean
+    be = _backend(exe, tmp_path, batch_size=1, crash_retries=0)
+    got = be.precondition_holds(_task(), None, [(57,)] * 12)
+    assert got == [Verdict.UNKNOWN] * 12
+    assert all("infrastructure: Lean stopped" in r for r in got.reasons)
+    assert be.stats.extra["kernel_fallback"] == {"asked": 8, "decided": 0, "not_asked": 4}
+    be = _backend(exe, tmp_path, batch_size=1, crash_retries=0)
+    got = be.precondition_holds(_task(), None, [(57,)] * 7 + [(77,)] * 5)
+    assert got == [Verdict.UNKNOWN] * 7 + [Verdict.TRUE] * 5
+    assert be.stats.extra["kernel_fallback"] == {"asked": 12, "decided": 5}
 
 
 def test_a_task_that_keeps_crashing_lean_leaves_other_tasks_answered(fake_lean, tmp_path) -> None:

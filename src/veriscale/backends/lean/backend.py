@@ -9,10 +9,12 @@ here one process answers up to ``chunk_size`` checks of up to
 
 Two evaluation modes:
 
-* ``kernel`` (default on WASM, the only mode there): ``#reduce decide (P)``
+* ``kernel`` (a runner without compiled evaluation; compiled mode's fallback for
+  checks that take Lean down): ``#reduce decide (P)``
   prints ``true``/``false``; ``#reduce`` of a call prints a normal form, with
   Strings/Chars projected to code points (``render.projection``).
-* ``compiled`` (default on native): ``#eval! decide (P)`` and ``#eval! call``
+* ``compiled`` (default on native and on WASM with its compiled-evaluation
+  prelude): ``#eval! decide (P)`` and ``#eval! call``
   with ``format.width`` so large that no value is ever wrapped or truncated.
 
 Classification stage 1 asks ``decide (P)`` once per input: it prints the
@@ -79,6 +81,7 @@ from veriscale.execution.units import ProverFile, run_prover_file
 log = logging.getLogger(__name__)
 
 LEAN_UNIT = Resources(cpus=1.0, memory_mb=4096)
+KERNEL_SAMPLE = 8  # crashed checks of a request asked of the kernel before its others
 """What one Lean file needs on a node: one core; the WASM module peaks near 4 GB."""
 
 
@@ -527,9 +530,8 @@ class LeanBackend:
             )
         if mode not in ("auto", "kernel", "compiled"):
             raise ValueError(f"unknown Lean mode {mode!r}; choose auto, kernel or compiled")
-        if mode == "auto":  # WASM: kernel until a full VERINA run in compiled mode is measured
-            mode = "compiled" if self.runner.supports_compiled and self.runner.name != "wasm" \
-                else "kernel"
+        if mode == "auto":  # compiled wherever the runner can (WASM: with its prelude)
+            mode = "compiled" if self.runner.supports_compiled else "kernel"
         if mode == "compiled" and not self.runner.supports_compiled:
             raise ValueError(f"the {self.runner.name} Lean runner supports kernel mode only")
         self.mode = mode
@@ -1541,6 +1543,29 @@ class LeanBackend:
                 where.append((ri, idx))
         if not where:
             return
+        # A sample of each request's crashed checks goes first (its first, smallest
+        # ones): where kernel reduction decides none of them, the rest keep compiled
+        # mode's reason instead of climbing the heartbeat ladder one by one (a task's
+        # hundreds of string-code reference runs held one Lean process for 20 min).
+        sample = [(ri, idx[:KERNEL_SAMPLE]) for ri, idx in where]
+        rest = [(ri, idx[KERNEL_SAMPLE:]) for ri, idx in where if len(idx) > KERNEL_SAMPLE]
+        decided_in = self._kernel_round(requests, answers, early, sample)
+        rest = [(ri, idx) for ri, idx in rest if ri in decided_in]
+        if rest:
+            self._kernel_round(requests, answers, early, rest)
+        given_up = sum(len(idx) - KERNEL_SAMPLE for ri, idx in where
+                       if len(idx) > KERNEL_SAMPLE and ri not in decided_in)
+        if given_up:
+            with self._lock:
+                row = self.stats.extra.setdefault("kernel_fallback", {"asked": 0, "decided": 0})
+                row["not_asked"] = row.get("not_asked", 0) + given_up
+
+    def _kernel_round(self, requests: Sequence[tuple[str, tuple[Any, ...]]],
+                      answers: list[list[Any]],
+                      early: Callable[[list[tuple[int, int, Any]]], None] | None,
+                      where: list[tuple[int, list[int]]]) -> set[int]:
+        """One kernel-reduction round over ``where`` (request, item indices), in place
+        in ``answers``; the requests it decided at least one check of."""
         kernel = LeanBackend(copy.copy(self.runner), mode="kernel", workers=self.workers,
                              executor=self.executor, max_heartbeats=self.max_heartbeats,
                              crash_retries=self.crash_retries)
@@ -1553,6 +1578,7 @@ class LeanBackend:
             kplans.append(builders[op](*args[:-1], [args[-1][i] for i in idx]))
         got = kernel._run_plans(kplans)
         decided = 0
+        decided_in: set[int] = set()
         told: list[tuple[int, int, Any]] = []
         for (ri, idx), kans in zip(where, got, strict=True):
             for i, raw in zip(idx, kans, strict=True):
@@ -1561,6 +1587,7 @@ class LeanBackend:
                 if ok:
                     answers[ri][i] = raw
                     decided += 1
+                    decided_in.add(ri)
                     told.append((ri, i, raw))
         if early is not None and told:
             early(told)
@@ -1572,6 +1599,7 @@ class LeanBackend:
             row = self.stats.extra.setdefault("kernel_fallback", {"asked": 0, "decided": 0})
             row["asked"] += sum(len(idx) for _, idx in where)
             row["decided"] += decided
+        return decided_in
 
     @property
     def plausible_unavailable(self) -> str:
