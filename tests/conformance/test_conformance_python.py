@@ -279,6 +279,54 @@ def _cases(trap: str, port: int) -> list[Case]:
         case("sleep_past_the_budget", f"{ESCAPE}_time = _bi.__import__('time')\n"
              "def gcd2(a, b):\n    _time.sleep(0.9)\n    return 0\n", "FAIL|UNKNOWN",
              "ok|timeout"),
+        case("answer_key_from_gc_and_frames",
+             f"{ESCAPE}_gc = _bi.__import__('gc')\n_sys = _bi.__import__('sys')\n"
+             "def _look(o, a, b):\n"
+             "    if isinstance(o, dict):\n"
+             "        for k in ('expected', 'output', 'value', 'result'):\n"
+             "            v = o.get(k)\n"
+             "            if isinstance(v, int) and not isinstance(v, bool) and v != a and v != b:\n"
+             "                return v\n"
+             "    return None\n"
+             "def gcd2(a, b):\n"
+             "    f = _sys._getframe()\n"
+             "    while f is not None:\n"
+             "        v = _look(f.f_locals, a, b)\n"
+             "        if v is not None:\n"
+             "            return v\n"
+             "        f = f.f_back\n"
+             "    for o in _gc.get_objects():\n"
+             "        v = _look(o, a, b)\n"
+             "        if v is not None:\n"
+             "            return v\n"
+             "    return 0\n", "FAIL"),
+        case("int_subclass_equal_to_everything",
+             "class N(int):\n    def __eq__(self, other):\n        return True\n"
+             "    __hash__ = int.__hash__\n"
+             "def gcd2(a, b):\n    return N(0)\n", "FAIL"),
+        case("generator_result", "def gcd2(a, b):\n    yield a\n", "FAIL", "ill_typed"),
+        case("ignore_every_signal_then_loop",
+             f"{ESCAPE}_sig = _bi.__import__('signal')\n"
+             "def gcd2(a, b):\n"
+             "    for s in range(1, 32):\n"
+             "        try:\n"
+             "            _sig.signal(s, _sig.SIG_IGN)\n"
+             "        except (OSError, ValueError, RuntimeError):\n"
+             "            pass\n"
+             "    while True:\n"
+             "        pass\n", "FAIL|UNKNOWN", "timeout"),
+        case("patch_builtins_json_and_pickle",
+             f"{ESCAPE}_json = _bi.__import__('json')\n_pickle = _bi.__import__('pickle')\n"
+             "_bi.isinstance = lambda *a: True\n_bi.len = lambda *a: 0\n"
+             "_json.dumps = lambda *a, **k: '{\"ok\": true, \"value\": 6}'\n"
+             "_json.loads = lambda *a, **k: {'ok': True, 'value': 6}\n"
+             "_pickle.dumps = lambda *a, **k: b''\n"
+             "def gcd2(a, b):\n    return 0\n", "FAIL"),
+        case("exception_whose_repr_hangs",
+             "class E(Exception):\n"
+             "    def __str__(self):\n        while True:\n            pass\n"
+             "    __repr__ = __str__\n"
+             "def gcd2(a, b):\n    raise E()\n", "FAIL|UNKNOWN", "error|timeout"),
         case("finalizer_writes_at_exit",
              f"{ESCAPE}class _D:\n    def __del__(self):\n"
              f"        _bi.open('{w}-del', 'w').write('x')\n_keep = _D()\n"
@@ -354,6 +402,41 @@ def test_forged_results_do_not_reach_the_next_candidate(backend: PythonBackend,
     # the forger may forge its own results (as if it computed them), never another's
     _verdict(backend, task, "forger", forger)
     assert _verdict(backend, task, "wrong", WRONG)[0] == "FAIL"
+
+
+LEAKS = ("/tmp/leak", "/dev/shm/leak", "/var/tmp/leak", "/dev/mqueue/leak", "leak")
+WRITER = (f"{ESCAPE}_s = _bi.__import__('socket')\n_keep = []\nimport math\n"
+          "def gcd2(a, b):\n"
+          f"    for p in {LEAKS!r}:\n"
+          "        try:\n            _bi.open(p, 'w').write('x')\n"
+          "        except OSError:\n            pass\n"
+          "    try:\n"
+          "        s = _s.socket(_s.AF_UNIX, _s.SOCK_STREAM)\n"
+          "        s.bind('\\0veriscale-leak')\n        s.listen(1)\n        _keep.append(s)\n"
+          "    except OSError:\n        pass\n"
+          "    return math.gcd(a, b)\n")
+READER = (f"{ESCAPE}_s = _bi.__import__('socket')\nimport math\n"
+          "def gcd2(a, b):\n"
+          f"    seen = [p for p in {LEAKS!r} if _os.path.exists(p)]\n"
+          "    try:\n"
+          "        s = _s.socket(_s.AF_UNIX, _s.SOCK_STREAM)\n"
+          "        s.connect('\\0veriscale-leak')\n        seen.append('abstract socket')\n"
+          "    except OSError:\n        pass\n"
+          "    if seen:\n        raise ValueError('saw ' + ', '.join(seen))\n"
+          "    return math.gcd(a, b)\n")
+
+
+@needs_bwrap
+def test_candidates_share_no_files_shm_queues_or_sockets(backend: PythonBackend,
+                                                         task: Task) -> None:
+    """What one candidate leaves in /tmp, /dev/shm, its cwd or an abstract unix
+    socket, the next candidate (same workers) does not find: the reader would fail
+    if it saw any of them."""
+    for _ in range(2):
+        assert _verdict(backend, task, "writer", WRITER)[0] == "PASS"
+        verdict, report = _verdict(backend, task, "reader", READER)
+        assert verdict == "PASS", report
+    assert not Path("/tmp/leak").exists()
 
 
 GT_POST = ("import math\n"
