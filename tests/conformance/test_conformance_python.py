@@ -545,6 +545,10 @@ def test_the_screen_rejects_the_listed_escapes() -> None:
         "import string\nx = string.Formatter().get_field('0.__self__', [len], {})\n",
         "import typing\ndef g(x: \"__import__('os')\"): pass\ntyping.get_type_hints(g)\n",
         "import operator\nx = operator.methodcaller('__reduce__')\n",
+        "import functools\n@functools.singledispatch\ndef f(x): pass\n@f.register\n"
+        "def _(x: \"operator.attrgetter('os')(random)\"): pass\n",
+        "def g(x: list['int']) -> 'int':\n    return 1\n",
+        "class A:\n    x: 'eval(1)'\n",
     ]
     for src in escapes:
         assert check_untrusted_python(src) is not None, src

@@ -123,10 +123,32 @@ def check_untrusted_python(source: str) -> str | None:
     except (ValueError, RecursionError, MemoryError) as exc:
         return f"syntax: {type(exc).__name__}: {exc}"
     for node in ast.walk(tree):
-        why = _check_node(node)
+        why = _check_node(node) or _check_annotations(node)
         if why:
             line = getattr(node, "lineno", "?")
             return f"unsafe: {why} (line {line})"
+    return None
+
+
+def _annotations(node: ast.AST) -> list[ast.expr]:
+    """The annotation expressions ``node`` carries itself."""
+    if isinstance(node, ast.AnnAssign):
+        return [node.annotation]
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        a = node.args
+        params = [*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg]
+        return [x.annotation for x in params if x is not None and x.annotation is not None] \
+            + ([node.returns] if node.returns is not None else [])
+    return []
+
+
+def _check_annotations(node: ast.AST) -> str | None:
+    # Library code evaluates string annotations in the candidate's globals
+    # (functools.singledispatch's register through typing.get_type_hints): a
+    # string there is code the node walk never saw as code.
+    for ann in _annotations(node):
+        if any(isinstance(n, ast.Constant) and isinstance(n.value, str) for n in ast.walk(ann)):
+            return "a string annotation is not allowed (library code evaluates it)"
     return None
 
 
