@@ -494,6 +494,24 @@ def test_a_specification_cannot_choose_unknown(name: str, body: str, backend: Py
     assert got == {"postcond_sound": "FAIL", "postcond_complete": "FAIL"}, (name, got)
 
 
+def test_a_specification_cannot_buy_the_upper_bound_with_its_own_slowness(
+        backend: PythonBackend, task: Task) -> None:
+    """A spec that answers one test and runs out of time on the rest is UNKNOWN in
+    both bounds: a budget the candidate exhausted lifts nothing (VERINA's upper
+    bound would say PASS)."""
+    stall = ("def postcondition(a, b, result):\n"
+             "    if (a, b) == (12, 18):\n"
+             "        return result == 6\n"
+             "    while True:\n"
+             "        pass\n")
+    res = evaluate_candidate(backend, task, Submission(task.id, 0, spec=Spec(
+        postcond=stall, id="stall")))
+    m = res.metrics["postcond_complete"]
+    assert (m.lower.value, m.upper.value) == ("UNKNOWN", "UNKNOWN"), res.to_json()
+    assert res.tallies["postcond_complete"].spent == len(task.tests) - 1
+    assert "timeout" in res.unknown_causes["postcond"]
+
+
 def test_random_is_deterministic_per_candidate(task: Task) -> None:
     code = ("import random\n"
             "def gcd2(a, b):\n"

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from veriscale.backends.base import Outcome, Verdict
 from veriscale.evaluation.scoring import (
     FAILED,
@@ -79,6 +82,20 @@ def test_bounds_rule() -> None:
     assert spec_property(Tally(passed=5), compiled=False) == FAILED
     assert lower_bound(Tally(passed=2, unknown=1)) is U
     assert upper_bound(Tally(passed=2, unknown=1)) is P
+    # an unknown that ran out of its budget is the candidate's cost: never lifted
+    assert spec_property(Tally(passed=1, unknown=4, spent=1)) == Bounded(U, U)
+    assert spec_property(Tally(passed=1, failed=1, unknown=4, spent=4)) == Bounded(F, F)
+
+
+@given(st.lists(st.sampled_from([P, F, U])), st.data())
+def test_tally_counts_budget_unknowns_only_among_unknowns(scores, data) -> None:
+    spent = data.draw(st.lists(st.booleans(), min_size=len(scores), max_size=len(scores)))
+    t = Tally.of(scores, spent)
+    assert (t.passed, t.failed, t.unknown) == (scores.count(P), scores.count(F), scores.count(U))
+    assert t.spent == sum(s is U and b for s, b in zip(scores, spent, strict=True))
+    assert Tally.of(scores) + t == Tally(2 * t.passed, 2 * t.failed, 2 * t.unknown, t.spent)
+    if t.spent:
+        assert upper_bound(t) is not P or t.unknown == 0
 
 
 def test_aggregates() -> None:

@@ -14,6 +14,7 @@ from collections.abc import Iterable
 UNKNOWN_CAUSES = (
     ("no Decidable instance", ("no decidable", "failed to synthesize")),
     ("maxHeartbeats", ("heartbeats",)),
+    ("maximum recursion depth", ("maximum recursion depth",)),
     ("stuck reduction", ("stuck reduction",)),
     ("depends on sorry", ("sorry",)),
     ("skipped after timeouts", ("smaller checks of this context", "ran over their time",
@@ -54,6 +55,16 @@ def cause_counts(prefix: str, details: list[str]) -> dict[str, int]:
 
 
 NO_REASON = "no reason given"
+
+BUDGET_CAUSES = frozenset({"maxHeartbeats", "timeout", "skipped after timeouts", "memory",
+                           "maximum recursion depth"})
+"""Causes that mean a check ran out of the budget it was given: the candidate's own
+cost, which a candidate can raise at will (a deliberately slow ``decide``)."""
+
+
+def spent_its_budget(detail: str) -> bool:
+    """Whether an UNKNOWN's reason is a budget its check ran out of."""
+    return unknown_cause(detail) in BUDGET_CAUSES
 
 
 def tally_causes(counts: dict[str, int], reasons: Iterable[str]) -> None:

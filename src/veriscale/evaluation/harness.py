@@ -26,7 +26,7 @@ from veriscale.backends.base import (
     hint,
     reasons_of,
 )
-from veriscale.backends.causes import tally_causes
+from veriscale.backends.causes import spent_its_budget, tally_causes
 from veriscale.benchmark.model import Task
 from veriscale.evaluation.passk import mean_pass_at_k
 from veriscale.evaluation.scoring import (
@@ -133,9 +133,11 @@ def _finish_spec(props: tuple[tuple[str, int, Callable[[Verdict], Score]], ...],
         res.errors.setdefault(part, f"error: the specification raised, answered a non-boolean "
                                     f"or was refuted both ways on {raised} of {total} tests"
                                     + (f": {report_text(why)}" if why else ""))
+    spent = [v is Verdict.UNKNOWN and spent_its_budget(why)
+             for v, why in zip(verdicts, reasons_of(verdicts), strict=True)]
     at = 0
     for name, n, expect in props:
-        tally = Tally.of(expect(v) for v in verdicts[at: at + n])
+        tally = Tally.of((expect(v) for v in verdicts[at: at + n]), spent[at: at + n])
         at += n
         res.tallies[name] = tally
         res.metrics[name] = spec_property(tally)
@@ -658,7 +660,7 @@ def score_mutants(
             for name in MUTANT_PROPERTIES[items[i][1].kind]:
                 got = r.tallies.get(name)
                 if got is not None:
-                    tallies[i][name] = _add(tallies[i].get(name, Tally()), got)
+                    tallies[i][name] = tallies[i].get(name, Tally()) + got
         live = []
         for i in batch:
             if any(t.failed for t in tallies[i].values()):
@@ -691,7 +693,7 @@ def _rest_unknown(item: tuple[Task, Any], tally: dict[str, Tally]) -> None:
         have = tally.get(name, Tally())
         left = totals[name] - have.total
         if left > 0:
-            tally[name] = _add(have, Tally(unknown=left))
+            tally[name] = have + Tally(unknown=left)
 
 
 def _rounds_for(backend: Backend) -> Sequence[int]:
@@ -708,9 +710,6 @@ def _schedule(tests: int, rejects: int, sizes: Sequence[int]
     b += [(rejects, rejects)] * (n - len(b))
     return list(zip(a, b, strict=True))
 
-
-def _add(a: Tally, b: Tally) -> Tally:
-    return Tally(a.passed + b.passed, a.failed + b.failed, a.unknown + b.unknown)
 
 
 def discriminative_power(

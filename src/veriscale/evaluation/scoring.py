@@ -49,7 +49,15 @@ Bounds, as in VERINA's ``summary.py``:
   of its tests pass);
 * upper bound (VERINA's ``overestimate``): a spec property is also PASS when at
   least one of its tests passed and none failed. A property whose tests are all
-  UNKNOWN stays UNKNOWN even in the upper bound.
+  UNKNOWN stays UNKNOWN even in the upper bound. Deliberate difference from
+  VERINA: an UNKNOWN because the candidate's own check ran out of its budget
+  (time, heartbeats, recursion depth, memory: ``causes.BUDGET_CAUSES``) is not
+  lifted; that property's upper bound stays UNKNOWN. The upper bound is for what
+  the checker cannot decide (no ``Decidable`` instance, stuck reduction, a prover
+  that failed); a budget is something a candidate can exhaust on purpose (a
+  deliberately slow ``decide``, or an exponential search on every input but one),
+  and it must not buy the upper-bound PASS. A slow but correct specification keeps
+  UNKNOWN, never FAIL.
 * zero tests = PASS in both bounds (VERINA: e.g. precondition completeness of a
   task without reject inputs). This is what makes weak suites over-reward weak
   specifications, and why the expanded suites matter.
@@ -65,6 +73,7 @@ from __future__ import annotations
 
 import contextlib
 import enum
+import itertools
 import os
 import re
 import tempfile
@@ -149,25 +158,34 @@ class Tally:
     passed: int = 0
     failed: int = 0
     unknown: int = 0
+    spent: int = 0  # of the unknown: the candidate's check ran out of its budget
 
     @classmethod
-    def of(cls, scores: Iterable[Score]) -> Tally:
-        p = f = u = 0
-        for s in scores:
+    def of(cls, scores: Iterable[Score], spent: Iterable[bool] = ()) -> Tally:
+        """Count ``scores``; ``spent`` flags, test by test, an UNKNOWN that ran out of
+        its budget (see the module's upper bound)."""
+        p = f = u = b = 0
+        for s, out in itertools.zip_longest(scores, spent, fillvalue=False):
             if s is Score.PASS:
                 p += 1
             elif s is Score.FAIL:
                 f += 1
-            else:
+            elif s is not False:
                 u += 1
-        return cls(p, f, u)
+                b += bool(out)
+        return cls(p, f, u, b)
+
+    def __add__(self, other: Tally) -> Tally:
+        return Tally(self.passed + other.passed, self.failed + other.failed,
+                     self.unknown + other.unknown, self.spent + other.spent)
 
     @property
     def total(self) -> int:
         return self.passed + self.failed + self.unknown
 
     def to_json(self) -> dict[str, int]:
-        return {"pass": self.passed, "fail": self.failed, "unknown": self.unknown}
+        return {"pass": self.passed, "fail": self.failed, "unknown": self.unknown,
+                **({"unknown_budget": self.spent} if self.spent else {})}
 
 
 @dataclass(frozen=True)
@@ -201,9 +219,10 @@ def lower_bound(tally: Tally) -> Score:
 
 
 def upper_bound(tally: Tally) -> Score:
-    """VERINA's overestimate: PASS when something passed and nothing failed (or no tests)."""
+    """VERINA's overestimate: PASS when something passed and nothing failed (or no
+    tests), unless an UNKNOWN ran out of its budget (the module's difference)."""
     low = lower_bound(tally)
-    if low is Score.UNKNOWN and tally.passed > 0:
+    if low is Score.UNKNOWN and tally.passed > 0 and not tally.spent:
         return Score.PASS
     return low
 
