@@ -158,6 +158,29 @@ def test_candidates_compile_screen_and_fail_as_candidates(backend):
 
 
 @needs_coqc
+def test_a_specification_made_opaque_is_its_error_not_unknown(backend):
+    """A bool closed with Qed does not reduce under Compute: a candidate that built
+    its answer so chose not to answer, which is its ERROR (FAIL), never UNKNOWN."""
+    task = make_task()
+    sly = Spec(postcond="if opaque_yes then true else false",
+               postcond_aux="Lemma opaque_yes : bool.\nProof. exact true. Qed.")
+    [v] = backend.postcondition_holds(task, sly, [((3,), 5)])
+    assert v is Verdict.ERROR
+    got = backend.postcondition_holds(task, sly, [((3,), 5)])
+    assert "opaque_yes" in got.reasons[0] and "Qed" in got.reasons[0]
+    honest = Spec(postcond="if yes then true else false",
+                  postcond_aux="Definition yes : bool := true.")
+    assert backend.postcondition_holds(task, honest, [((3,), 5)]) == [Verdict.TRUE]
+
+
+def test_opaque_names_are_what_the_text_closes_with_qed():
+    from veriscale.backends.coq.safety import opaque_names
+    text = ("Lemma a : bool. Proof. exact true. Qed.\nDefinition b : bool. exact true. Defined.\n"
+            "(* Lemma c : bool. Qed. *) Local Definition d : nat. exact 1. Qed.")
+    assert opaque_names(text) == {"a", "d"}
+
+
+@needs_coqc
 def test_nat_above_the_bound_is_not_evaluated():
     b = CoqBackend(nat_bound=1000)
     task = make_task(name="idn", params=(("n", "nat"),), ret="nat", precond="true", code="n",

@@ -50,7 +50,7 @@ from veriscale.backends.coq.literal import (
     to_coq,
 )
 from veriscale.backends.coq.runner import CoqcFile, CoqRun, coqc_version, find_coqc, spawn_coqc
-from veriscale.backends.coq.safety import screen, screen_term
+from veriscale.backends.coq.safety import opaque_names, screen, screen_term
 from veriscale.backends.coq.types import standard_type
 from veriscale.benchmark.model import Input, Task
 from veriscale.execution import Executor, UnitFailure, is_remote
@@ -726,6 +726,12 @@ class CoqBackend:
         if kind == "bool":
             if answer in ("true", "false"):
                 return (Verdict.of(answer == "true"), "")
+            if not unit.trusted:
+                own = sorted(n for n in opaque_names(unit.context)
+                             if re.search(rf"(?<![\w']){re.escape(n)}(?![\w'])", answer))
+                if own:  # stuck on its own Qed: the candidate chose not to reduce
+                    return (Verdict.ERROR, f"error: the specification did not reduce: it "
+                            f"is stuck on {own[0]}, which it closed with Qed (opaque)")
             return (Verdict.UNKNOWN, "unsupported: the specification did not reduce to "
                     f"true/false under Compute: {answer[:120]}")
         task = unit.task  # type: ignore[attr-defined]

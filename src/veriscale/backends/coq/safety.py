@@ -165,3 +165,30 @@ def screen_term(text: str, *, where: str = "body") -> str | None:
             if _reserved(w):
                 return f"{where}: {w!r} names the checker's own modules"
     return None
+
+
+OPENERS = frozenset({"Definition", "Fixpoint", "Lemma", "Theorem", "Fact", "Remark",
+                     "Corollary", "Proposition", "Example", "Let"})
+
+
+def opaque_names(text: str) -> frozenset[str]:
+    """Names ``text`` defines and closes with ``Qed`` (opaque: ``Compute`` cannot
+    unfold them). A specification whose answer is stuck on one of its own opaque
+    names chose not to reduce: that is its failure, not the checker's."""
+    try:
+        items = sentences(text)
+    except LexError:
+        return frozenset()
+    names: set[str] = set()
+    last = None
+    for s in items:
+        words = s.words
+        if len(words) >= 2 and words[0] in OPENERS:
+            last = words[1]
+        elif words[:1] == ("Local",) and len(words) >= 3 and words[1] in OPENERS:
+            last = words[2]
+        elif words[:1] == ("Qed",) and last is not None:
+            names.add(last)
+            last = None
+    return frozenset(names)
+
