@@ -49,9 +49,9 @@ def test_all_189_tasks_load_and_every_value_parses(verina_tasks):
     assert not by_task, by_task
     assert len(tasks) == 189
     # Only the two advanced tasks whose signature.json uses other key names.
-    assert {(i.task, i.kind) for i in issues} == {
-        ("verina_advanced_31", "signature_mismatch"),
-        ("verina_advanced_74", "signature_mismatch"),
+    assert {(i.task, i.file, i.field, i.kind) for i in issues} == {
+        ("verina_advanced_31", "signature.json", "parameters", "signature_mismatch"),
+        ("verina_advanced_74", "signature.json", "parameters", "signature_mismatch"),
     }
 
 

@@ -250,16 +250,23 @@ def parse_raw_json(raw: RawTask) -> RawTask:
     return raw
 
 
-def _signature_difference(other: Any, signature: dict[str, Any]) -> str:
-    """Say how ``signature.json`` differs from ``task.json``'s signature (it is
-    only a duplicate; VERINA reads the one in ``task.json``)."""
+def _renamed_keys(other: Any, signature: dict[str, Any]) -> bool:
+    """Whether ``other`` is ``signature`` with parameters keyed 'name'/'type'."""
     params = other.get("parameters") if isinstance(other, dict) else None
     if isinstance(params, list) and all(isinstance(p, dict) for p in params):
         renamed = [
             {"param_name": p.get("name"), "param_type": p.get("type")} for p in params
         ]
-        if {**other, "parameters": renamed} == signature:
-            return "parameters use keys 'name'/'type' instead of 'param_name'/'param_type'"
+        return bool({**other, "parameters": renamed} == signature)
+    return False
+
+
+def _signature_difference(other: Any, signature: dict[str, Any]) -> str:
+    """Say how ``signature.json`` differs from ``task.json``'s signature (it is
+    only a duplicate; VERINA reads the one in ``task.json``)."""
+    if _renamed_keys(other, signature):
+        return ("parameters use keys 'name'/'type' instead of 'param_name'/'param_type' "
+                "(task.json's signature is used)")
     return "differs from the signature in task.json (task.json's is used)"
 
 
@@ -288,8 +295,8 @@ def build_task(raw: RawTask) -> tuple[Task | None, list[LoadIssue]]:
         issue(TASK_JSON, "id", "id_mismatch", f"id {meta['id']!r} differs from the folder name")
     sig_json = raw.data.get(SIGNATURE_JSON)
     if sig_json is not None and sig_json != meta["signature"]:
-        issue(SIGNATURE_JSON, "", "signature_mismatch", _signature_difference(
-            sig_json, meta["signature"]))
+        issue(SIGNATURE_JSON, "parameters" if _renamed_keys(sig_json, meta["signature"])
+              else "", "signature_mismatch", _signature_difference(sig_json, meta["signature"]))
 
     lean: LeanSections | None = None
     if TASK_LEAN in raw.texts:
