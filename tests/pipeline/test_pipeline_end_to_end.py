@@ -132,3 +132,15 @@ def test_killed_run_resumes_to_the_same_result(first_run: Path, bundled_dir: Pat
     assert sum(manifest["resumed_tasks"].values()) > 0
     assert tree(out / "plus") == tree(first_run / "plus")
     assert tree(out / "lite") == tree(first_run / "lite")
+
+
+def test_the_ground_truth_passes_every_suite_it_wrote(first_run: Path):
+    from gt_suites import ground_truth_misses
+
+    from veriscale.backends.python.backend import PythonBackend
+
+    with PythonBackend(workers=2) as backend:
+        for suite in ("original", "plus", "lite"):
+            assert ground_truth_misses(backend, first_run / suite) == [], suite
+    manifest = json.loads((first_run / "manifest.json").read_text())
+    assert manifest["contradicted_rows"] == {}

@@ -88,3 +88,16 @@ def test_lean_unexpected_outputs_are_wrong_by_the_python_twin(lean_run: Path,
             assert all(v.value == "true" for v in expected), task.id
     finally:
         backend.close()
+
+
+def test_the_ground_truth_passes_every_suite_it_wrote(lean_run: Path):
+    from gt_suites import ground_truth_misses
+
+    backend = make_backend("lean", runner="wasm", workers=1)
+    try:
+        for suite in ("plus", "lite"):
+            assert ground_truth_misses(backend, lean_run / suite) == [], suite
+    finally:
+        close = getattr(backend, "close", None)
+        if close is not None:
+            close()

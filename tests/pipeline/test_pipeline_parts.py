@@ -19,7 +19,7 @@ from veriscale.backends.cache import CachingBackend, OracleCache
 from veriscale.benchmark.model import ExpectedPair, Signature, Task
 from veriscale.pipeline.config import RunConfig, load_config
 from veriscale.pipeline.rundir import RunDir, write_json_atomic
-from veriscale.pipeline.suites import assemble_plus
+from veriscale.pipeline.suites import assemble_plus, contradicted_rows
 
 
 def make_task() -> Task:
@@ -190,6 +190,32 @@ def test_assemble_plus_keeps_original_rows_and_merges():
     full = assemble_plus(task, pairs, {}, [], keep_nonkilling=True)
     assert [t.input for t in full.tests] == [(1,), (5,), (6,)]
     assert task.tests[0].unexpected == [3]  # the input task is not changed
+
+
+def test_rows_the_ground_truth_contradicts_are_left_out_and_said_why():
+    sig = make_task().signature
+    task = Task("t1", "double x", sig, tests=[
+        ExpectedPair((1,), 2, [3]), ExpectedPair((2,), 5, [4]), ExpectedPair((3,), 6, []),
+        ExpectedPair((4,), 8, []), ExpectedPair((-2,), -4, []), ExpectedPair((6,), 12, [])],
+        reject_inputs=[(-1,)])
+    bad = contradicted_rows(task, {(2,): 4}, {(3,): 6, (4,): 7}, {(-2,), (-1,)},
+                            show=lambda v: f"<{v}>")
+    assert bad == {
+        (2,): "the reference gives <4>, the row expects <5>",
+        (3,): "the ground-truth postcondition rejects the row's expected output",
+        (4,): "the reference gives <7>, the row expects <8>",
+        (-2,): "the ground-truth precondition rejects the row's input",
+    }
+    plus = assemble_plus(task, [((2,), 4, "original"), ((7,), 14, "seed")], {}, [(-1,)],
+                         contradicted=bad)
+    # the contradicted original rows are gone; their inputs come back as the ground
+    # truth has them: (2,) with the reference's output, -2 as an unexpected input
+    assert [(t.input, t.expected, t.provenance) for t in plus.tests] == [
+        ((1,), 2, "original"), ((6,), 12, "original"), ((2,), 4, "original"), ((7,), 14, "seed")]
+    assert plus.reject_inputs == [(-1,)]
+    plus = assemble_plus(task, [], {}, [(-1,), (-2,)], contradicted=bad)
+    assert plus.reject_inputs == [(-1,), (-2,)]
+    assert contradicted_rows(task, {}, {}, set()) == {}  # an UNKNOWN contradicts nothing
 
 
 def test_unreadable_or_misshapen_artifacts_are_recomputed_not_fatal(tmp_path: Path):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shlex
 import sys
 from pathlib import Path
@@ -120,6 +121,13 @@ def _go(benchmark_dir, out, backend, runner, llm, config_path, seed, tasks, exec
         console.print(f"[yellow]{len(result.degraded)} task(s) degraded:[/]")
         for task_id, causes in sorted(result.degraded.items()):
             console.print(escape(f"  {task_id}: {'; '.join(causes)}"))
+    if result.contradicted:  # left out of the suites, listed in report.md
+        rows = sum(len(r) for r in result.contradicted.values())
+        console.print(f"[yellow]{rows} original row(s) of {len(result.contradicted)} task(s) "
+                      "left out of Plus and Lite: the ground truth contradicts them[/]")
+        for task_id, bad in sorted(result.contradicted.items()):
+            for r in bad:
+                console.print(escape(f"  {task_id}: {json.dumps(r['input'])}: {r['why']}"))
     if result.provisional:
         console.print(f"[yellow]warning: {len(result.provisional)} task(s) have provisional "
                       "records (LLM requests failed; a fallback stands in):[/]")

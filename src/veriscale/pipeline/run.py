@@ -59,6 +59,7 @@ from veriscale.pipeline.rundir import RunDir, replace_dir_atomic
 from veriscale.pipeline.suites import (
     KillData,
     assemble_plus,
+    contradicted_rows,
     kill_data,
     reduce_to_lite,
     write_suite,
@@ -85,6 +86,8 @@ class RunSummary:
     degraded: dict[str, list[str]] = field(default_factory=dict)  # task -> causes
     # task -> stage -> failed LLM requests of the records stored provisional
     provisional: dict[str, dict[str, list[str]]] = field(default_factory=dict)
+    # task -> original rows left out of Plus and Lite ({"input", "why"})
+    contradicted: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
 
 
 def _stats_of(backend: Any) -> dict[str, float]:
@@ -188,6 +191,8 @@ class Pipeline:
         self._provider_lock = threading.Lock()
         self.errors: dict[str, dict[str, str]] = {}
         self.degraded: dict[str, list[str]] = {}  # task -> why (pipeline.degraded)
+        # task -> original rows left out of Plus and Lite: the ground truth contradicts them
+        self.contradicted: dict[str, list[dict[str, Any]]] = {}
         # task -> stage -> failed LLM requests: records stored provisional this run
         self.provisional: dict[str, dict[str, list[str]]] = {}
         self._provisional_lock = threading.Lock()
@@ -524,7 +529,8 @@ class Pipeline:
                 continue
             plus_tasks.append(plus)
             classified = self.rd.read_artifact(task.id, "classify")
-            causes = degraded_causes(len(task.tests), len(plus.tests),
+            valid = len({t.input for t in task.tests}) - len(self.contradicted.get(task.id, ()))
+            causes = degraded_causes(valid, len(plus.tests),
                                      classified.counts if classified is not None else {})
             if causes:
                 self.degraded[task.id] = causes
@@ -592,10 +598,28 @@ class Pipeline:
             ]
         kill = kill_data(sig, unexp.kill_matrix)
         rejects = [sig.decode_input(r["input"]) for r in cls.unexpected_inputs]
+        contradicted = contradicted_rows(
+            task,
+            {sig.decode_input(m["input"]): sig.decode_output(m["reference"])
+             for m in out.reference_mismatches},
+            {sig.decode_input(g["input"]): sig.decode_output(g["reference"])
+             for g in out.gt_rejected},
+            set(rejects), show=lambda v: self._show(sig.return_type, v))
+        if contradicted:
+            self.contradicted[task.id] = [
+                {"input": {p.name: self._show(p.type, x) for p, x in zip(sig.params, i,
+                                                                         strict=True)},
+                 "why": why} for i, why in contradicted.items()]
         plus = assemble_plus(
-            task, pairs, unexpected_outputs, rejects, self.config.suite.keep_nonkilling_pairs
+            task, pairs, unexpected_outputs, rejects, self.config.suite.keep_nonkilling_pairs,
+            contradicted,
         )
         return plus, kill
+
+    def _show(self, t: Any, value: Any) -> str:
+        """``value`` of type ``t`` as the run's language writes it (repr without one)."""
+        plugin = plugin_for_backend(self.config.backend or "")
+        return repr(value) if plugin is None else plugin.render_value(t, value)
 
     def write_suite(self, name: str, tasks: list[Task]) -> Path:
         return write_suite(self.rd.root / name, tasks)
@@ -642,6 +666,7 @@ class Pipeline:
             "load_issues": self.load_issues,
             "errors": self.errors,
             "degraded": self.degraded,
+            "contradicted_rows": self.contradicted,
             "llm_provisional": self.provisional,
             "suites_kept_from_previous_run": self.suites_kept,
             "timings": {k: round(v, 3) for k, v in self.timings.items()},
@@ -716,7 +741,8 @@ def run_pipeline(
         pipe.close()
         pipe.rd.unlock()
     return RunSummary(pipe.rd.root, [t.id for t in pipe.tasks], pipe.errors, pipe.timings,
-                     pipe.counts, pipe.cache_stats(), pipe.degraded, pipe.provisional)
+                     pipe.counts, pipe.cache_stats(), pipe.degraded, pipe.provisional,
+                     pipe.contradicted)
 
 
 def _isolation_json() -> dict[str, Any]:

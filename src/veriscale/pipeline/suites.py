@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 from dataclasses import dataclass, field
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 from veriscale.benchmark.model import ExpectedPair, Input, Signature, Task
@@ -44,20 +45,50 @@ def _merge(values: list[Any], more: list[Any], expected: Any) -> list[Any]:
     return out
 
 
+def contradicted_rows(task: Task, mismatches: dict[Input, Any], gt_rejected: dict[Input, Any],
+                      precondition_rejects: set[Input],
+                      show: Callable[[Any], str] = repr) -> dict[Input, str]:
+    """The original rows the ground truth definitely contradicts, with why: the
+    reference gives another output (``mismatches`` and ``gt_rejected``: input -> the
+    reference's output), the GT postcondition rejects the row's own expected output
+    (``gt_rejected`` where the reference's output is the row's), or the GT
+    precondition rejects the row's input. A suite that kept such a row would fail
+    its own ground truth; an UNKNOWN is no contradiction. ``show`` writes a value
+    in the task's language."""
+    out: dict[Input, str] = {}
+    for t in task.tests:
+        if t.input in out:
+            continue
+        ref = mismatches.get(t.input, gt_rejected.get(t.input, t.expected))
+        if ref != t.expected:
+            out[t.input] = f"the reference gives {show(ref)}, the row expects {show(t.expected)}"
+        elif t.input in gt_rejected:
+            out[t.input] = "the ground-truth postcondition rejects the row's expected output"
+        elif t.input in precondition_rejects:
+            out[t.input] = "the ground-truth precondition rejects the row's input"
+    return out
+
+
 def assemble_plus(
     task: Task,
     pairs: list[tuple[Input, Any, str]],
     unexpected_outputs: dict[Input, list[Any]],
     unexpected_inputs: list[Input],
     keep_nonkilling: bool = True,
+    contradicted: dict[Input, str] | None = None,
 ) -> Task:
-    """The Plus version of ``task`` (a copy; the input task is not changed)."""
+    """The Plus version of ``task`` (a copy; the input task is not changed); the
+    original rows in ``contradicted`` (:func:`contradicted_rows`) are left out, their
+    inputs kept as the ground truth classified them (a pair with the reference's
+    output, or an unexpected input)."""
     plus = copy.copy(task)
     rows: list[ExpectedPair] = []
     seen: set[Input] = set()
     for t in task.tests:
         if t.input in seen:  # the original benchmark may repeat an input
             continue
+        if contradicted and t.input in contradicted:
+            continue  # its input may come back as what the ground truth says it is
         seen.add(t.input)
         new = unexpected_outputs.get(t.input, [])
         rows.append(ExpectedPair(t.input, t.expected, _merge(t.unexpected, new, t.expected), "original"))

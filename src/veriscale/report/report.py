@@ -270,6 +270,12 @@ def _md_table(header: list[str], rows: list[list[str]], align: str | None = None
     return [*lines, ""]
 
 
+def _cell(text: str, limit: int = 160) -> str:
+    """``text`` as one markdown table cell: one line, pipes escaped, cut short."""
+    line = " ".join(text.split()).replace("|", "\\|")
+    return line if len(line) <= limit else line[: limit - 3] + "..."
+
+
 def _num(value: Any) -> str:
     if value is None:
         return "—"
@@ -482,6 +488,17 @@ def render_header(report: RunReport) -> list[str]:
         lines += _md_table(["Task", "Why"],
                            [[t, "; ".join(map(str, c)).replace("|", "\\|")]
                             for t, c in sorted(degraded.items()) if isinstance(c, list)], "ll")
+    contradicted = m.get("contradicted_rows") if isinstance(m.get("contradicted_rows"), dict) \
+        else {}
+    if contradicted:
+        lines += ["### Original rows the ground truth contradicts", "",
+                  "Left out of Plus and Lite: a suite that kept them would fail its own ground "
+                  "truth.", ""]
+        lines += _md_table(["Task", "Input", "Why"],
+                           [[t, _cell(json.dumps(r.get("input"), ensure_ascii=False)),
+                             _cell(str(r.get("why", "")))]
+                            for t, rows in sorted(contradicted.items()) if isinstance(rows, list)
+                            for r in rows if isinstance(r, dict)], "lll")
     if errors:
         lines += ["### Failed tasks", ""]
         lines += _md_table(
