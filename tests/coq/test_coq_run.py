@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 from coq_paths import DATA, needs_coqc
-from gt_suites import ground_truth_misses
 from rich.console import Console
 
+from gt_suites import ground_truth_misses
 from veriscale.backends.coq.backend import CoqBackend
 from veriscale.pipeline.config import RunConfig
 from veriscale.pipeline.run import run_pipeline

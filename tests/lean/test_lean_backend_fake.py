@@ -353,7 +353,7 @@ def test_the_kernel_is_asked_a_sample_before_the_rest(fake_lean, tmp_path) -> No
     such checks, the kernel is asked its first eight; deciding none, it is not asked
     the other four (they keep compiled mode's reason). Where the sample decides one,
     the rest are asked."""
-    exe, log = fake_lean
+    exe, _ = fake_lean
     be = _backend(exe, tmp_path, batch_size=1, crash_retries=0)
     got = be.precondition_holds(_task(), None, [(57,)] * 12)
     assert got == [Verdict.UNKNOWN] * 12

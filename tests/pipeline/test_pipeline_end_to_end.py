@@ -136,7 +136,6 @@ def test_killed_run_resumes_to_the_same_result(first_run: Path, bundled_dir: Pat
 
 def test_the_ground_truth_passes_every_suite_it_wrote(first_run: Path):
     from gt_suites import ground_truth_misses
-
     from veriscale.backends.python.backend import PythonBackend
 
     with PythonBackend(workers=2) as backend:

@@ -9,9 +9,9 @@ the two reductions of :mod:`veriscale.reduction` to Plus.
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from collections.abc import Callable
 from typing import Any
 
 from veriscale.benchmark.model import ExpectedPair, Input, Signature, Task
