@@ -12,7 +12,7 @@ translated from the Lean one.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -77,6 +77,9 @@ class PortReport:
     kept: dict[str, int] = field(default_factory=lambda: {"pairs": 0, "unexpected": 0,
                                                           "rejects": 0})
     undecided: int = 0
+    # task -> cause -> rows (pairs, unexpected outputs, reject inputs) left out because
+    # the target's ground truth could not decide them (they would decide nothing)
+    dropped_undecided: dict[str, dict[str, int]] = field(default_factory=dict)
     findings: list[PortFinding] = field(default_factory=list)
     unrepresentable: list[PortFinding] = field(default_factory=list)
     processes: int = 0
@@ -92,6 +95,7 @@ class PortReport:
         return {
             "tasks": self.tasks, "ported_tasks": self.ported_tasks, "skipped": self.skipped,
             "carried": self.carried, "kept": self.kept, "undecided_checks": self.undecided,
+            "dropped_undecided": self.dropped_undecided,
             "disagreeing_tasks": self.disagreeing_tasks(),
             "disagreements": [f.to_json() for f in self.findings],
             "unrepresentable": [f.to_json() for f in self.unrepresentable],
@@ -133,7 +137,12 @@ def carry(source: Task, target: Task) -> tuple[Task, list[PortFinding]]:
 
 
 def audit(backend: Backend, tasks: Sequence[Task], report: PortReport) -> list[Task]:
-    """Re-check carried rows against each target's ground truth; keep the agreeing ones."""
+    """Re-check carried rows against each target's ground truth; keep the rows it
+    decides and agrees with. A row the target cannot decide (an UNKNOWN check) is
+    left out too, and counted by cause: it would decide nothing for any candidate,
+    and a suite that carried it would earn detections it never made."""
+    from veriscale.backends.causes import unknown_cause
+    from veriscale.backends.language import show_value
     cls_jobs = [(t, [c.input for c in t.tests] + list(t.reject_inputs)) for t in tasks]
     post_jobs = [(t, None, [(c.input, o) for c in t.tests for o in (c.expected, *c.unexpected)])
                  for t in tasks]
@@ -144,38 +153,54 @@ def audit(backend: Backend, tasks: Sequence[Task], report: PortReport) -> list[T
         n = len(task.tests)
         kept_tests: list[ExpectedPair] = []
         k = 0
+        rt = task.signature.return_type
+
+        def show(v: Any, task: Task = task, rt: LeanType = rt) -> str:
+            return show_value(task, rt, v)
+
+        def undecided(why: str, task_id: str = task.id) -> None:
+            report.undecided += 1
+            causes = report.dropped_undecided.setdefault(task_id, {})
+            cause = unknown_cause(why) if why else "undecided"
+            causes[cause] = causes.get(cause, 0) + 1
+
         for i, case in enumerate(task.tests):
-            row_ok = True
+            row_ok, row_open = True, ""
             checks = [("precondition accepts the input", precond_verdict(labels[i], Label.EXPECTED)),
                       ("postcondition accepts the expected output", postcond_verdict(posts[k], True)),
                       ("reference reproduces the expected output",
-                       reference_verdict(task.signature.return_type, outs[i], case.expected))]
+                       reference_verdict(rt, outs[i], case.expected, show=show))]
             for name, (verdict, why) in checks:
-                report.undecided += verdict not in (AGREE, DISAGREE)
+                if verdict not in (AGREE, DISAGREE):
+                    row_open = row_open or why or name
                 if verdict == DISAGREE:
                     row_ok = False
                     report.findings.append(PortFinding(task.id, f"test[{i}]", name, why))
+            if row_ok and row_open:
+                undecided(row_open)
             kept_unexpected = []
             for j, u in enumerate(case.unexpected):
                 verdict, why = postcond_verdict(posts[k + 1 + j], False)
-                report.undecided += verdict not in (AGREE, DISAGREE)
                 if verdict == DISAGREE:
                     report.findings.append(PortFinding(
                         task.id, f"test[{i}].unexpected[{j}]",
-                        "postcondition rejects the unexpected output", f"{why}: {u!r}"))
+                        "postcondition rejects the unexpected output", f"{why}: {show(u)}"))
+                elif verdict != AGREE:
+                    undecided(why)
                 else:
                     kept_unexpected.append(u)
             k += 1 + len(case.unexpected)
-            if row_ok:
+            if row_ok and not row_open:
                 kept_tests.append(ExpectedPair(case.input, case.expected, kept_unexpected,
                                            case.provenance))
         kept_rejects = []
         for j, inp in enumerate(task.reject_inputs):
             verdict, why = precond_verdict(labels[n + j], Label.UNEXPECTED)
-            report.undecided += verdict not in (AGREE, DISAGREE)
             if verdict == DISAGREE:
                 report.findings.append(PortFinding(task.id, f"reject[{j}]",
                                                    "precondition rejects the input", why))
+            elif verdict != AGREE:
+                undecided(why)
             else:
                 kept_rejects.append(inp)
         report.kept["pairs"] += len(kept_tests)
@@ -192,7 +217,11 @@ def write_task(task: Task, path: Path) -> None:
 
 
 def port_suite(suite_dir: Path, tasks_dir: Path, out_dir: Path | None, backend_name: str,
+               tasks: Sequence[str] | None = None,
+               on_backend: Callable[[Backend], Any] | None = None,
                **backend_options: Any) -> PortReport:
+    """Carry ``suite_dir`` onto ``tasks_dir`` (only ``tasks``, when given) and audit
+    it; ``on_backend`` is told the backend before the audit (to follow its files)."""
     from veriscale.backends.registry import make_backend
     from veriscale.benchmark.loader import load_benchmark
     from veriscale.pipeline.suites import write_suite
@@ -200,6 +229,12 @@ def port_suite(suite_dir: Path, tasks_dir: Path, out_dir: Path | None, backend_n
     start = time.perf_counter()
     sources, _ = load_benchmark(Path(suite_dir))
     targets, _ = load_benchmark(Path(tasks_dir))
+    if tasks is not None:
+        wanted = set(tasks)
+        unknown = sorted(wanted - {t.id for t in targets})
+        if unknown:
+            raise ValueError(f"{tasks_dir}: no task {', '.join(unknown)}")
+        targets = [t for t in targets if t.id in wanted]
     by_id = {t.id: t for t in sources}
     report = PortReport(tasks=len(targets))
     carried: list[Task] = []
@@ -220,6 +255,8 @@ def port_suite(suite_dir: Path, tasks_dir: Path, out_dir: Path | None, backend_n
         carried.append(task)
     report.ported_tasks = len(carried)
     backend = make_backend(backend_name, **backend_options)
+    if on_backend is not None:
+        on_backend(backend)
     try:
         kept = audit(backend, carried, report)
         report.processes = backend.stats.processes

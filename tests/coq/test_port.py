@@ -51,3 +51,37 @@ def test_rows_where_the_ground_truths_disagree_are_reported_and_left_out(tmp_pat
     assert report.kept["pairs"] == 1
     out, _ = F.load_task_dir(tmp_path / "out" / "inc")
     assert out is not None and [c.input for c in out.tests] == [(0,)]
+
+
+@needs_coqc
+@pytest.mark.coq
+def test_port_takes_tasks_leaves_out_undecided_rows_and_speaks_coq(tmp_path):
+    """--tasks limits the port; a row the target cannot decide (a nat above the
+    bound) is left out and counted by cause; messages write values as Coq does."""
+    from veriscale.cli import main
+
+    source = make_task(name="idn", params=(("n", "nat"),), ret="nat", precond="true",
+                       code="n", postcond="Nat.eqb result n")
+    source.tests = [ExpectedPair((5,), 5, [6]), ExpectedPair((10**9,), 10**9, []),
+                    ExpectedPair((2,), 3, [])]
+    source.reject_inputs = []
+    target = make_task(name="idn", params=(("n", "nat"),), ret="nat", precond="true",
+                       code="n", postcond="Nat.eqb result n")
+    target.tests, target.reject_inputs = [], []
+    other = make_task(name="other")
+    for where, t in (("suite", source), ("tasks", target), ("tasks", other), ("suite", other)):
+        F.write_task_dir(t, tmp_path / where / t.id)
+    report = port_suite(tmp_path / "suite", tmp_path / "tasks", tmp_path / "out", "coq",
+                        tasks=["idn"])
+    assert report.tasks == 1 and report.ported_tasks == 1
+    assert report.dropped_undecided == {"idn": {"nat above the bound": 1}}
+    assert "reference returned 2%nat, suite expects 3%nat" in [f.detail for f in report.findings]
+    out, _ = F.load_task_dir(tmp_path / "out" / "idn")
+    assert out is not None and [c.input for c in out.tests] == [(5,)]
+    with pytest.raises(ValueError, match="no task nope"):
+        port_suite(tmp_path / "suite", tmp_path / "tasks", None, "coq", tasks=["nope"])
+    from click.testing import CliRunner
+    res = CliRunner().invoke(main, ["port", str(tmp_path / "suite"), "--onto",
+                                    str(tmp_path / "tasks"), "--tasks", "idn"])
+    assert res.exit_code == 1, res.output
+    assert "1 of 1 tasks carried" in res.output and "nat above the bound 1" in res.output

@@ -56,6 +56,14 @@ class Verdicts(list):  # type: ignore[type-arg]
         self.reasons: list[str] = got if len(got) == len(self) else [""] * len(self)
 
 
+def progress_owner(backend: Any) -> Any | None:
+    """The backend under any wrappers (the oracle cache) that reports its prover
+    files through a ``progress`` attribute (Lean, Coq); None when none does."""
+    while "progress" not in vars(backend) and getattr(backend, "inner", None) is not None:
+        backend = backend.inner
+    return backend if "progress" in vars(backend) else None
+
+
 def reasons_of(verdicts: Sequence[Any]) -> list[str]:
     """Why each UNKNOWN of ``verdicts`` is unknown, "" where nobody said."""
     reasons = getattr(verdicts, "reasons", None)

@@ -258,6 +258,15 @@ def plugin_for(language: str | Task) -> LanguagePlugin:
     return getattr(importlib.import_module(module), attr)
 
 
+def show_value(task: Task, t: LeanType, value: Any) -> str:
+    """``value`` of type ``t`` as ``task``'s language writes it, for messages (repr
+    where the language has no plug-in or no literal for it)."""
+    try:
+        return str(plugin_for(task).render_value(t, value))
+    except (LookupError, ValueError):
+        return repr(value)
+
+
 def plugins() -> list[LanguagePlugin]:
     return [plugin_for(name) for name in _PLUGINS]
 

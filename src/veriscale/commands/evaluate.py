@@ -21,6 +21,7 @@ from rich.table import Table
 from veriscale.backends.registry import backend_names, make_backend
 from veriscale.benchmark.loader import load_benchmark
 from veriscale.commands.sandbox_option import configure_sandbox, sandbox_option
+from veriscale.commands.status import Status, hook_backend
 from veriscale.execution.settings import config_option, executor_from_cli, executor_options
 
 SHOWN_TASK_METRICS = {"code": "code", "precond_sound_complete": "pre s&c",
@@ -179,10 +180,14 @@ def _run_solutions(backend: Any, suite: tuple[str, list[Any]], solutions: Path,
 
     def advance(n: int) -> None:
         done[0] += n
-        status.update(f"evaluated {done[0]}/{len(tasks)} tasks")
+        status.update(f"evaluating {name}: {done[0]}/{len(tasks)} tasks scored")
 
-    with console.status("evaluating") as status:
-        report = evaluate(backend, tasks, cands, suite=name, ks=ks, progress=advance)
+    with Status(console, f"evaluating {name}") as status:
+        unhook = hook_backend(backend, status, f"evaluating {name}")
+        try:
+            report = evaluate(backend, tasks, cands, suite=name, ks=ks, progress=advance)
+        finally:
+            unhook()
     task_issues = list(report.issues)  # tasks whose rows cannot be read: never PASS
     report.issues = list(load_issues or []) + [str(i) for i in issues] + task_issues
     if as_json:
@@ -237,7 +242,7 @@ def _run_mutants(backend: Any, loaded: list[tuple[str, list[Any]]], seed: int,
 
     limit = DEFAULT_MUTANT_TIMEOUTS if mutant_timeouts is None else mutant_timeouts
     try:
-        with console.status("scoring mutants") as status:
+        with Status(console, "scoring mutants") as status:
             report = discriminative_power(backend, loaded, max_per_kind=max_mutants, seed=seed,
                                           progress=lambda s: status.update(f"scored {s}"),
                                           max_timeouts=limit)

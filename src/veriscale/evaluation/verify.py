@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,6 +29,7 @@ from veriscale.backends.base import (
     reasons_of,
 )
 from veriscale.backends.causes import tally_causes
+from veriscale.backends.language import show_value
 from veriscale.benchmark.model import LoadIssue, Task
 from veriscale.values import LeanType, values_equal
 
@@ -147,18 +148,19 @@ def _same(t: LeanType, a: Any, b: Any) -> bool:
     return isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b)
 
 
-def reference_verdict(t: LeanType, o: Outcome, expected: Any,
-                      compared: bool = False) -> tuple[str, str]:
+def reference_verdict(t: LeanType, o: Outcome, expected: Any, compared: bool = False,
+                      show: Callable[[Any], str] = repr) -> tuple[str, str]:
     """``compared``: ``o`` is the backend's own comparison (``test_outputs``: Lean's
-    ``==``, as VERINA's code tests), its value whether the output equals ``expected``."""
+    ``==``, as VERINA's code tests), its value whether the output equals ``expected``.
+    ``show`` writes a value in the suite's language."""
     if o.ok and compared:
         if o.value is True:
             return AGREE, ""
-        return DISAGREE, f"reference output is not == {expected!r} (compared in the backend)"
+        return DISAGREE, f"reference output is not == {show(expected)} (compared in the backend)"
     if o.ok:
         if _same(t, o.value, expected):
             return AGREE, ""
-        return DISAGREE, f"reference returned {o.value!r}, suite expects {expected!r}"
+        return DISAGREE, f"reference returned {show(o.value)}, suite expects {show(expected)}"
     if o.inconclusive:  # the backend could not run it: says nothing about the suite
         return UNKNOWN, o.error
     return DISAGREE, f"reference failed: {o.error}"
@@ -225,8 +227,9 @@ def verify_tasks(backend: Backend, tasks: Sequence[Task]) -> VerifyReport:
             report.record(task.id, kind, verdict, item, why)
     for task, outs in zip(tasks, outcomes, strict=True):
         for i, (t, o) in enumerate(zip(task.tests, outs, strict=True)):
-            verdict, why = reference_verdict(task.signature.return_type, o, t.expected,
-                                             compared)
+            verdict, why = reference_verdict(
+                task.signature.return_type, o, t.expected, compared,
+                show=lambda v, task=task: show_value(task, task.signature.return_type, v))
             report.record(task.id, KINDS[4], verdict, f"test.json[{i}].expected", why)
 
     report.processes = backend.stats.processes

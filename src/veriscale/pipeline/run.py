@@ -36,10 +36,10 @@ from rich.table import Table
 
 from veriscale import __version__, artifacts
 from veriscale.artifacts import Artifact, ReductionArtifact
-from veriscale.backends.base import Backend
+from veriscale.backends.base import Backend, progress_owner
 from veriscale.backends.causes import VERDICT_UNKNOWN_PREFIX
 from veriscale.backends.coalesce import can_coalesce, coalesced_map
-from veriscale.backends.language import plugin_for_backend
+from veriscale.backends.language import plugin_for_backend, show_value
 from veriscale.benchmark.fingerprint import task_fingerprint
 from veriscale.benchmark.loader import NotADataset, detect_format, load_benchmark, task_dirs
 from veriscale.benchmark.model import Input, Task
@@ -390,11 +390,8 @@ class Pipeline:
         """Let a backend that reports its files (Lean, Coq) drive the file/check bar."""
         if files is None:
             return None
-        backend: Any = self.backend
-        # Through wrappers (the oracle cache) to the backend that owns the hook.
-        while "progress" not in vars(backend) and getattr(backend, "inner", None) is not None:
-            backend = backend.inner
-        if "progress" not in vars(backend):
+        backend = progress_owner(self.backend)
+        if backend is None:
             return None
         backend.progress = files.update
         files.label = f"  {getattr(backend, 'name', 'oracle')}"
@@ -604,22 +601,17 @@ class Pipeline:
              for m in out.reference_mismatches},
             {sig.decode_input(g["input"]): sig.decode_output(g["reference"])
              for g in out.gt_rejected},
-            set(rejects), show=lambda v: self._show(sig.return_type, v))
+            set(rejects), show=lambda v: show_value(task, sig.return_type, v))
         if contradicted:
             self.contradicted[task.id] = [
-                {"input": {p.name: self._show(p.type, x) for p, x in zip(sig.params, i,
-                                                                         strict=True)},
+                {"input": {p.name: show_value(task, p.type, x) for p, x in zip(sig.params, i,
+                                                                               strict=True)},
                  "why": why} for i, why in contradicted.items()]
         plus = assemble_plus(
             task, pairs, unexpected_outputs, rejects, self.config.suite.keep_nonkilling_pairs,
             contradicted,
         )
         return plus, kill
-
-    def _show(self, t: Any, value: Any) -> str:
-        """``value`` of type ``t`` as the run's language writes it (repr without one)."""
-        plugin = plugin_for_backend(self.config.backend or "")
-        return repr(value) if plugin is None else plugin.render_value(t, value)
 
     def write_suite(self, name: str, tasks: list[Task]) -> Path:
         return write_suite(self.rd.root / name, tasks)
