@@ -82,3 +82,9 @@ def test_stats_command(tmp_path):
     text = runner.invoke(main, ["stats", str(tmp_path)])
     assert text.exit_code == 0 and "unexpected outputs" in text.output
     assert runner.invoke(main, ["stats", str(tmp_path / "none")]).exit_code == 2
+    each = json.loads(runner.invoke(main, ["stats", str(tmp_path), "--json", "--per-task"]).output)
+    assert each["per_task"]["toy_2"]["unexpected_inputs"] == 0
+    assert each["per_task"]["toy_1"]["unexpected_inputs"] == 1
+    assert sum(t["pairs"] for t in each["per_task"].values()) == 6
+    table = runner.invoke(main, ["stats", str(tmp_path), "--per-task"])
+    assert table.exit_code == 0 and "toy_1" in table.output and "toy_2" in table.output
