@@ -90,3 +90,25 @@ def test_seeds_and_mutants_stay_ascii():
     out = mutate_inputs(task.signature, [("hello", "x"), ("", "q")],
                         MutationConfig(max_mutations_per_input=60, seed=3), accept)
     assert len(out) > 20 and all(s.isascii() and c.isascii() for s, c in out)
+
+
+def test_code_mutants_reach_the_helpers_with_the_lean_families():
+    """Most VERINA-Coq code lives in its helpers: the body `only_once_loop a key 0%nat`
+    has one site, the helper many; every mutant is a complete, distinct definition."""
+    aux = ("Fixpoint loop (a : list Z) (key : Z) (n : nat) : bool :=\n"
+           "  match a with\n  | [] => (n =? 1)%nat\n"
+           "  | x :: xs => let m := if (x =? key)%Z then (n + 1)%nat else n in loop xs key m\n"
+           "  end.")
+    task = make_task(name="once", params=(("a", "(list Z)"), ("key", "Z")), ret="bool",
+                     precond="true", code="loop a key 0%nat", postcond="true", code_aux=aux)
+    got = COQ.code_mutants(task, 100, seed=0)
+    ops = {op for op, _ in got}
+    assert {"0->1", "1->0", "plus->minus", "if->true (drop else)", "if->false (drop then)",
+            "eq->le"} <= ops
+    assert len({text for _, text in got}) == len(got)
+    assert all(text.rstrip().endswith(".") and "Definition once" in text for _, text in got)
+    assert any("loop a key 1%nat" in text for _, text in got)  # the body's own site
+    assert any("(n - 1)%nat" in text for _, text in got)  # a helper's site
+    few = COQ.code_mutants(task, 3, seed=1)
+    assert len(few) == 3 and few == COQ.code_mutants(task, 3, seed=1)
+    assert set(few) <= set(got)
