@@ -183,7 +183,8 @@ def evaluate(run: Path, workers: int) -> None:
     print(f"evaluate --mutants: {wall:.0f} s wall, {data.get('mutants_generated')} mutants generated, "
           f"{len(data.get('mutants_discarded', []))} discarded as not compiling")
     for sp in data.get("suites", []):
-        rates = {k: f"{100 * r['rate']:.1f}% ({r['detected']}/{r['mutants']})"
+        rates = {k: f"{100 * r['rate_definite']:.1f}% definite ({r['detected_definitely']}/"
+                    f"{r['mutants']}; {r['detected']} with UNKNOWN)"
                  for k, r in (sp.get("rates") or {}).items() if r and r.get("mutants")}
         print(f"  {Path(sp['suite']).name:<9} {json.dumps(rates)}  seconds {sp.get('seconds')} "
               f"(code {sp.get('code_seconds')}, spec {sp.get('spec_seconds')}), "

@@ -515,6 +515,8 @@ class SuitePower:
             "spec_seconds": round(self.spec_seconds, 3),
             "cut_by_timeouts": self.cut_by_timeouts,
             "undetected": [v.mutant_id for v in self.verdicts if not v.detected],
+            "not_definitely_detected": [v.mutant_id for v in self.verdicts
+                                        if not v.detected_definitely],
         }
 
 
