@@ -275,3 +275,35 @@ def test_stage_backend_figures_carry_unknown_verdicts_by_cause() -> None:
     inner.stats.count_unknowns("postcondition_holds", None, ["stuck reduction: Decidable.rec"])
     assert _stats_of(inner) == {"processes": 2, "checks": 10, "seconds": 0.0,
                                 "unknown gt postcondition: stuck reduction": 1}
+
+
+def test_the_benchmarks_own_inputs_are_asked_again_when_others_spent_the_budget():
+    """A backend skips a task's larger checks once smaller ones ran over their limits;
+    an original input among the skipped is asked again on its own (classified and
+    run), a seed or mutant is not."""
+    from veriscale.pipeline.stages import CandidateInput, stage_classify, stage_outputs
+
+    skipped = "timeout: not run: 3 smaller checks of this context exceeded their limits"
+
+    class Budgeted(CountingBackend):
+        def classify(self, task, inputs):
+            self.calls.append(("classify", len(inputs)))
+            if len(inputs) > 1:
+                return [Classification(Label.UNKNOWN, "exec", skipped) for _ in inputs]
+            return super().classify(task, inputs)
+
+        def run(self, task, impl, inputs):
+            self.calls.append(("run", len(inputs)))
+            if len(inputs) > 1:
+                return [Outcome(False, error=skipped) for _ in inputs]
+            return [Outcome(True, 2 * x[0]) for x in inputs]
+
+    cands = [CandidateInput((5,), "mutation"), CandidateInput((1,), "original:test"),
+             CandidateInput((6,), "seed")]
+    backend = Budgeted()
+    got = stage_classify(make_task(), cands, backend)
+    assert [r["input"] for r in got.expected_inputs] == [{"x": 1}]
+    assert len(got.unknown_inputs) == 2 and ("classify", 1) in backend.calls
+    out = stage_outputs(make_task(), cands, backend, check_postcondition=False)
+    assert [p["input"] for p in out["pairs"]] == [{"x": 1}]
+    assert len(out["failures"]) == 2 and ("run", 1) in backend.calls

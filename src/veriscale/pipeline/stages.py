@@ -15,13 +15,14 @@ backend interface; the LLM through a provider (offline or OpenAI-compatible).
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from veriscale.artifacts import ClassifyArtifact
 from veriscale.backends import dispatch
 from veriscale.backends.base import Backend, Label, Verdict, hint, reasons_of
-from veriscale.backends.causes import cause_counts
+from veriscale.backends.causes import cause_counts, unknown_cause
 from veriscale.benchmark.model import Input, Task
 from veriscale.pipeline.config import RunConfig
 
@@ -123,6 +124,21 @@ def _merge_llm(parts: list[dict[str, Any]]) -> dict[str, Any]:
 # ------------------------------------------------------------------ classify
 
 
+def _originals_again(cands: list[CandidateInput], unknown: list[str | None],
+                     ask: Callable[[list[Input]], Sequence[Any]]) -> list[tuple[int, Any]]:
+    """The benchmark's own inputs that a backend skipped because *other* checks of
+    the task ran over their limits (``unknown``: each candidate's UNKNOWN reason,
+    None where it was answered), asked again on their own: the original test inputs
+    are always classified and run, whatever happened to the other candidates.
+    Returns (index, new answer) pairs."""
+    again = [i for i, (c, why) in enumerate(zip(cands, unknown, strict=True))
+             if why is not None and c.provenance.startswith("original")
+             and unknown_cause(why) == "skipped after timeouts"]
+    if not again:
+        return []
+    return list(zip(again, ask([cands[i].input for i in again]), strict=True))
+
+
 def stage_classify(task: Task, candidates: list[CandidateInput], backend: Backend) -> ClassifyArtifact:
     """Syntax filter, then the GT precondition decides; undecided inputs are dropped.
 
@@ -148,6 +164,11 @@ def stage_classify(task: Task, candidates: list[CandidateInput], backend: Backen
         verdicts = kept
     else:
         verdicts = dispatch.one(backend, "classify", task, [c.input for c in wellformed])
+    verdicts = list(verdicts)
+    for i, v in _originals_again(wellformed, [
+            None if v.label is not Label.UNKNOWN else v.detail for v in verdicts],
+            lambda inputs: dispatch.one(backend, "classify", task, inputs)):
+        verdicts[i] = v
     buckets: dict[str, list[dict[str, Any]]] = {"expected": [], "unexpected": [], "unknown": []}
     # buckets by label; stored as expected / unexpected / unknown *inputs*
     stages: Counter[str] = Counter()
@@ -190,7 +211,10 @@ def stage_outputs(task: Task, expected: list[CandidateInput], backend: Backend,
     the pair: the reference's output is the expected output by definition.
     """
     sig = task.signature
-    outcomes = dispatch.one(backend, "run", task, None, [c.input for c in expected])
+    outcomes = list(dispatch.one(backend, "run", task, None, [c.input for c in expected]))
+    for i, o in _originals_again(expected, [None if o.ok else o.error or "" for o in outcomes],
+                                 lambda inputs: dispatch.one(backend, "run", task, None, inputs)):
+        outcomes[i] = o
     pairs: list[dict[str, Any]] = []
     failures: list[dict[str, Any]] = []
     original_expected = {t.input: t.expected for t in task.tests}
