@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from veriscale.backends.language import plugin_for
 from veriscale.backends.lean.verina_json import decode
 from veriscale.benchmark.model import Signature
 from veriscale.values import (
@@ -299,7 +300,7 @@ def test_loader_reads_every_bundled_task(bundled_dir: Path) -> None:
     loaded, issues = load_benchmark(bundled_dir)
     assert not issues, [str(i) for i in issues]
     assert len(loaded) == len([d for d in bundled_dir.iterdir() if (d / "task.json").exists()])
-    nontrivial = [t for t in loaded if not t.has_trivial_precondition]
+    nontrivial = [t for t in loaded if not plugin_for(t).trivial_precondition(t)]
     assert len(nontrivial) >= 10
 
 
@@ -348,4 +349,4 @@ def test_loader_reads_every_lean_twin(bundled_lean_dir: Path) -> None:
     assert not issues, [str(i) for i in issues]
     assert len(loaded) >= 6
     assert all(t.lean is not None and t.tests for t in loaded)
-    assert sum(not t.has_trivial_precondition for t in loaded) >= 4
+    assert sum(not plugin_for(t).trivial_precondition(t) for t in loaded) >= 4

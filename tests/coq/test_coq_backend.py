@@ -241,7 +241,7 @@ def test_each_coqc_file_tells_its_answers_before_the_batch_returns(backend, tmp_
 
 @needs_coqc
 def test_prop_precondition_is_decided_by_quickchick(backend):
-    from veriscale.backends.coq.backend import quickchick_available
+    from veriscale.backends.coq.runner import quickchick_available
 
     if not quickchick_available():
         pytest.skip("libcoq-quickchick is not installed")

@@ -74,7 +74,9 @@ def test_python_spec_mutants() -> None:
 
 
 def test_lean_code_mutants_skip_comments() -> None:
-    ms = lean_code_mutants(lean_task(), limit=100)
+    from veriscale.backends.lean.plugin import LEAN
+
+    ms = LEAN.code_mutants(lean_task(), limit=100)
     ops = {op for op, _ in ms}
     assert {"gt->ge", "plus->minus", "0->1", "if->true (drop else)",
             "if->false (drop then)"} <= ops

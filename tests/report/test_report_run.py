@@ -11,13 +11,8 @@ from click.testing import CliRunner
 from veriscale.artifacts import AdversariesArtifact, ReductionArtifact, UnexpectedArtifact
 from veriscale.backends.lean import format as verina
 from veriscale.benchmark.model import ExpectedPair, LeanSections, Signature, Task
-from veriscale.report.report import (
-    NOT_AVAILABLE,
-    build_report,
-    collect,
-    render_markdown,
-    write_report,
-)
+from veriscale.report.build import build_report, write_report
+from veriscale.report.report import NOT_AVAILABLE, collect, render_markdown
 
 SIG = Signature.from_json({
     "name": "f",

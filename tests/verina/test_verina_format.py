@@ -9,6 +9,7 @@ import shutil
 import pytest
 from verina_helpers import edit_json, make_task, write_dataset
 
+from veriscale.backends.language import plugin_for
 from veriscale.backends.lean.format import (
     SECTION_FIELDS,
     SectionError,
@@ -77,7 +78,7 @@ def test_sections_as_verina_reads_them(verina_tasks):
                "precond_aux", "solution_imports")}
     assert counts == {"task_aux": 3, "solution_aux": 27, "code_aux": 45, "postcond_aux": 10,
                       "proof_aux": 2, "precond_aux": 1, "solution_imports": 27}
-    assert sum(1 for t in tasks if t.has_trivial_precondition) == 110
+    assert sum(1 for t in tasks if plugin_for(t).trivial_precondition(t)) == 110
 
 
 def test_task_lean_is_written_byte_for_byte(verina_tasks, verina_dir):

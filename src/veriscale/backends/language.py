@@ -18,6 +18,12 @@ from typing import Any, Protocol, runtime_checkable
 from veriscale.benchmark.model import Task
 from veriscale.values import LeanType
 
+SPEC_PRE_MARKER = "Precondition Implementation"
+SPEC_POST_MARKER = "Postcondition Implementation"
+ADVERSARY_MARKER = "Adversarial Implementation"
+"""The comment lines that open each part of a model's answer: the prompts ask for
+them and every plug-in's answer parser reads them."""
+
 
 @dataclass(frozen=True)
 class Template:
@@ -149,10 +155,11 @@ class LanguagePlugin(Protocol):
                           truncated: bool = False) -> Any:
         """A ``Spec`` from a model's answer; raises ``ParseError`` when none is usable."""
 
-    def parse_adversary_answer(self, text: str, task: Task, origin: str = "",
-                               target_spec: str = "", *, truncated: bool = False
-                               ) -> tuple[list[Any], list[str]]:
-        """(implementations, reasons for rejected chunks) from a red-team answer."""
+    @property
+    def answer_syntax(self) -> Any:
+        """How this language's code sits in a model's red-team answer, read by
+        :func:`veriscale.llm.parsers.parse_adversaries`; None for a plug-in that
+        parses its answers itself (its ``parse_adversary_answer``)."""
 
     def code_definition(self, task: Task, body: str, code_aux: str = "") -> str:
         """A candidate's code body as the complete definition the backend runs."""
@@ -193,8 +200,6 @@ class ModuleLLMParts:
         return self._module("prompting").code_header(task.signature)
 
     def prompt_parts(self, task: Task) -> PromptParts:
-        from veriscale.llm.prompts import ADVERSARY_MARKER, SPEC_POST_MARKER, SPEC_PRE_MARKER
-
         p, sig = self._module("prompting"), task.signature
         return PromptParts(
             pre_sig=p.precond_header(sig), post_sig=p.postcond_header(sig),
@@ -216,14 +221,6 @@ class ModuleLLMParts:
         return self._module("answers").parse_spec(text, task.signature, origin,
                                                   truncated=truncated)
 
-    def parse_adversary_answer(self, text: str, task: Task, origin: str = "",
-                               target_spec: str = "", *, truncated: bool = False
-                               ) -> tuple[list[Any], list[str]]:
-        from veriscale.llm.parsers import parse_adversaries
-
-        parsed = parse_adversaries(text, task.signature, self.name, origin=origin,
-                                   target_spec=target_spec, truncated=truncated)
-        return parsed.implementations, parsed.rejected
 
 
 # Registration order is the order in which task folders are offered to the plug-ins

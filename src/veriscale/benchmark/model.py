@@ -193,13 +193,6 @@ class Task:
     the reason: their rows are unknown, not absent, so nothing may be scored as passing
     them."""
 
-    @property
-    def has_trivial_precondition(self) -> bool:
-        """Is the GT precondition ``True`` (as its language plug-in reads it)?"""
-        from veriscale.backends.language import plugin_for
-
-        return plugin_for(self).trivial_precondition(self)
-
 
 @dataclass(frozen=True)
 class LoadIssue:

@@ -20,9 +20,9 @@ from rich.table import Table
 
 from veriscale.backends.registry import backend_names, make_backend
 from veriscale.benchmark.loader import load_benchmark
+from veriscale.commands.execution_options import config_option, executor_from_cli, executor_options
 from veriscale.commands.sandbox_option import configure_sandbox, sandbox_option
 from veriscale.commands.status import Status, hook_backend
-from veriscale.execution.settings import config_option, executor_from_cli, executor_options
 
 SHOWN_TASK_METRICS = {"code": "code", "precond_sound_complete": "pre s&c",
                       "postcond_sound_complete": "post s&c", "precond_postcond": "pre+post",

@@ -19,7 +19,8 @@ TITLES = {"pairs": "Pairs", "unexpected_outputs": "Unexp. outputs",
 @click.option("--no-plots", is_flag=True, help="Write report.md only, without PNG plots.")
 def report_command(run_dir: Path, no_plots: bool) -> None:
     """Write RUN_DIR/report.md (Table 1, per-task kills, timings, usage) and PNG plots."""
-    from veriscale.report.report import build_report, volume_text
+    from veriscale.report.build import build_report
+    from veriscale.report.report import volume_text
 
     path, report = build_report(run_dir, plots=not no_plots)
     console = Console(stderr=True)

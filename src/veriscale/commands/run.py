@@ -13,12 +13,12 @@ from rich.markup import escape
 
 from veriscale.backends.registry import backend_names
 from veriscale.benchmark.loader import NotADataset
-from veriscale.commands.sandbox_option import configure_sandbox, sandbox_option
-from veriscale.execution.settings import (
+from veriscale.commands.execution_options import (
     executor_from_cli,
     executor_options,
     resolve_execution,
 )
+from veriscale.commands.sandbox_option import configure_sandbox, sandbox_option
 
 
 def _options(f):  # shared by run and expand

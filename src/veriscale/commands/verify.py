@@ -12,9 +12,9 @@ from rich.markup import escape
 from rich.table import Table
 
 from veriscale.backends.registry import backend_names
+from veriscale.commands.execution_options import config_option, executor_from_cli, executor_options
 from veriscale.commands.sandbox_option import configure_sandbox, sandbox_option
 from veriscale.evaluation.verify import KINDS, Counts, VerifyReport
-from veriscale.execution.settings import config_option, executor_from_cli, executor_options
 
 
 @click.command("verify")

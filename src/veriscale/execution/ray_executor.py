@@ -14,7 +14,7 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
-from veriscale.execution import ONE_CPU, Resources, UnitCounts, UnitFailure, infrastructure
+from veriscale.execution.base import ONE_CPU, Resources, UnitCounts, UnitFailure, infrastructure
 from veriscale.execution.units import RetryableUnitError, UnitError, mark_worker, node_name
 
 P = TypeVar("P")

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from veriscale.execution import Executor, Resources, UnitFailure
+from veriscale.execution.base import Executor, Resources, UnitFailure
 
 if TYPE_CHECKING:
     from veriscale.backends.python.sandbox import CallResult, Sandbox, SandboxLimits

@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from veriscale.backends.base import Implementation, Spec
-from veriscale.benchmark.model import Input, Signature
+from veriscale.backends.language import ADVERSARY_MARKER, LanguagePlugin, plugin_for
+from veriscale.benchmark.model import Input, Signature, Task
 from veriscale.llm import signatures as S
-from veriscale.llm.prompts import ADVERSARY_MARKER
 
 
 class ParseError(ValueError):
@@ -548,12 +548,23 @@ def with_shared_helpers(code: str, pool: list[Helper], fn: str,
 
 
 def _answer_syntax(lang: str) -> AnswerSyntax:
-    from veriscale.backends.language import plugin_for
-
-    syntax = getattr(plugin_for(lang), "answer_syntax", None)
+    syntax = plugin_for(lang).answer_syntax
     if syntax is None:
         raise LookupError(f"the {lang} plug-in parses its red-team answers itself")
     return syntax
+
+
+def parse_red_team_answer(plugin: LanguagePlugin, text: str, task: Task, origin: str = "",
+                          target_spec: str = "", *, truncated: bool = False
+                          ) -> tuple[list[Implementation], list[Any]]:
+    """(implementations, rejected chunks) of a red-team answer: by the plug-in's
+    ``answer_syntax`` where it has one, else by the plug-in's own parser."""
+    if plugin.answer_syntax is None:
+        return plugin.parse_adversary_answer(text, task, origin, target_spec,  # type: ignore[attr-defined]
+                                             truncated=truncated)
+    parsed = parse_adversaries(text, task.signature, plugin.name, origin=origin,
+                               target_spec=target_spec, truncated=truncated)
+    return parsed.implementations, parsed.rejected
 
 
 def parse_adversaries(

@@ -16,6 +16,11 @@ import json
 from typing import TYPE_CHECKING
 
 from veriscale.backends.base import Spec
+from veriscale.backends.language import (  # noqa: F401 (the markers: prompts' words)
+    ADVERSARY_MARKER,
+    SPEC_POST_MARKER,
+    SPEC_PRE_MARKER,
+)
 from veriscale.benchmark.model import Task
 from veriscale.llm import signatures as S
 
@@ -24,9 +29,6 @@ if TYPE_CHECKING:
 
 Message = dict[str, str]
 
-SPEC_PRE_MARKER = "Precondition Implementation"
-SPEC_POST_MARKER = "Postcondition Implementation"
-ADVERSARY_MARKER = "Adversarial Implementation"
 
 
 def _msgs(system: str, user: str) -> list[Message]:

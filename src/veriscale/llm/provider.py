@@ -41,6 +41,7 @@ from veriscale.llm.parsers import (
     answer_text,
     parse_decomposition,
     parse_inputs,
+    parse_red_team_answer,
     rejection_kind,
 )
 from veriscale.llm.results import AdversaryResult, SeedResult, SpecResult
@@ -385,8 +386,8 @@ class LLMProvider:
                 origin = f"llm:{endpoint.model}"
 
                 def parse(text: str, truncated: bool) -> Any:
-                    impls, bad = plugin.parse_adversary_answer(text, task, origin, spec.id,
-                                                               truncated=truncated)
+                    impls, bad = parse_red_team_answer(plugin, text, task, origin, spec.id,
+                                                       truncated=truncated)
                     parsed = ParsedAdversaries(impls, bad)
                     safe = []
                     for impl in parsed.implementations:

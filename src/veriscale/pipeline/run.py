@@ -726,7 +726,7 @@ def run_pipeline(
         pipe.timings["total"] = time.perf_counter() - start
         pipe.rd.save_manifest(pipe.manifest())
         if report:
-            from veriscale.report.report import write_report
+            from veriscale.report.build import write_report
 
             write_report(pipe.rd.root)
     finally:

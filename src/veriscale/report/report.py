@@ -531,26 +531,3 @@ def render_markdown(report: RunReport) -> str:
 
 
 # --------------------------------------------------------------------------- writing
-
-
-def write_report(run_dir: Path, *, plots: bool = True) -> Path:
-    """Write ``RUN_DIR/report.md`` (and PNG plots next to it); return its path."""
-    return build_report(run_dir, plots=plots)[0]
-
-
-def build_report(run_dir: Path, *, plots: bool = True) -> tuple[Path, RunReport]:
-    """Like :func:`write_report`, also returning the collected :class:`RunReport`."""
-    from veriscale.atomic import write_text_atomic
-
-    run_dir = Path(run_dir)
-    report = collect(run_dir)
-    if plots:
-        from veriscale.report.plots import draw_all
-
-        try:
-            report.plots = draw_all(report, run_dir)
-        except Exception as exc:  # a plotting failure must not lose the report
-            log.warning("plots failed: %s", exc)
-    path = run_dir / "report.md"
-    write_text_atomic(path, render_markdown(report))
-    return path, report

@@ -49,7 +49,14 @@ from veriscale.backends.coq.literal import (
     parse_coq,
     to_coq,
 )
-from veriscale.backends.coq.runner import CoqcFile, CoqRun, coqc_version, find_coqc, spawn_coqc
+from veriscale.backends.coq.runner import (
+    CoqcFile,
+    CoqRun,
+    coqc_version,
+    find_coqc,
+    quickchick_available,
+    spawn_coqc,
+)
 from veriscale.backends.coq.safety import opaque_names, screen, screen_term
 from veriscale.backends.coq.types import standard_type
 from veriscale.benchmark.model import Input, Task
@@ -271,22 +278,6 @@ def big_nat_literal(text: str, bound: int) -> int | None:
     return max(big) if big else None
 
 
-_QUICKCHICK: dict[str, bool] = {}
-
-
-def quickchick_available(coqc: str = "coqc") -> bool:
-    """Is libcoq-quickchick installed for this ``coqc`` (``user-contrib/QuickChick``)?"""
-    if coqc not in _QUICKCHICK:
-        import subprocess
-        from pathlib import Path
-
-        try:
-            where = subprocess.run([find_coqc(coqc), "-where"], capture_output=True, text=True,
-                                   timeout=30).stdout.strip()
-            _QUICKCHICK[coqc] = (Path(where) / "user-contrib" / "QuickChick").is_dir()
-        except (OSError, RuntimeError, subprocess.SubprocessError):
-            _QUICKCHICK[coqc] = False
-    return _QUICKCHICK[coqc]
 
 
 class CoqBackend:

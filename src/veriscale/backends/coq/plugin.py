@@ -415,6 +415,8 @@ class CoqPlugin:
                           truncated: bool = False) -> Any:
         return parse_spec_answer(text, task, origin)
 
+    answer_syntax = None  # red-team answers are read by parse_adversary_answer below
+
     def parse_adversary_answer(self, text: str, task: Task, origin: str = "",
                                target_spec: str = "", *, truncated: bool = False
                                ) -> tuple[list[Any], list[str]]:

@@ -110,12 +110,9 @@ class CoqcFile:
     def on_worker(self) -> CoqcFile:
         """Raise, naming what is missing, when this node cannot run the file."""
         find_coqc(self.coqc)
-        if self.quickchick:
-            from veriscale.backends.coq.backend import quickchick_available
-
-            if not quickchick_available(self.coqc):
-                raise CoqUnavailable("QuickChick is not installed for this coqc "
-                                     "(apt-get install libcoq-quickchick)")
+        if self.quickchick and not quickchick_available(self.coqc):
+            raise CoqUnavailable("QuickChick is not installed for this coqc "
+                                 "(apt-get install libcoq-quickchick)")
         return self
 
     def identity(self) -> str:
@@ -124,3 +121,21 @@ class CoqcFile:
     def run_text(self, name: str, text: str) -> CoqRun:
         return spawn_coqc(find_coqc(self.coqc), text, timeout=self.timeout,
                           memory_mb=self.memory_mb)
+
+
+_QUICKCHICK: dict[str, bool] = {}
+
+
+def quickchick_available(coqc: str = "coqc") -> bool:
+    """Is libcoq-quickchick installed for this ``coqc`` (``user-contrib/QuickChick``)?"""
+    if coqc not in _QUICKCHICK:
+        import subprocess
+        from pathlib import Path
+
+        try:
+            where = subprocess.run([find_coqc(coqc), "-where"], capture_output=True, text=True,
+                                   timeout=30).stdout.strip()
+            _QUICKCHICK[coqc] = (Path(where) / "user-contrib" / "QuickChick").is_dir()
+        except (OSError, RuntimeError, subprocess.SubprocessError):
+            _QUICKCHICK[coqc] = False
+    return _QUICKCHICK[coqc]

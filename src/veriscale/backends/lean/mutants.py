@@ -77,14 +77,12 @@ def _lean_normalise(text: str) -> str:
 
 def lean_code_mutants(task: Task, limit: int = DEFAULT_MAX_PER_KIND,
                       seed: int = 0) -> list[tuple[str, str]]:
-    """(operator, full ``def``) for textual mutants of the Lean code body."""
-    from veriscale.backends.lean.plugin import LEAN
-
+    """(operator, body) for textual mutants of the Lean code body (the plug-in makes
+    each a full ``def``)."""
     assert task.lean is not None
     body = task.lean.code
     items = _lean_rule_mutants(body, _LEAN_CODE_RULES) + _lean_if_mutants(body)
-    picked = pick_distinct(items, limit, seed, f"{task.id}:code", body, _lean_normalise)
-    return [(op, LEAN.code_definition(task, text, task.lean.code_aux)) for op, text in picked]
+    return pick_distinct(items, limit, seed, f"{task.id}:code", body, _lean_normalise)
 
 
 def lean_spec_mutants(task: Task, kind: str, limit: int = DEFAULT_MAX_PER_KIND,

@@ -113,7 +113,9 @@ class LeanPlugin(ModuleLLMParts):
     def code_mutants(self, task: Task, limit: int = 10, seed: int = 0) -> list[tuple[str, str]]:
         from veriscale.backends.lean.mutants import lean_code_mutants
 
-        return lean_code_mutants(task, limit, seed)
+        assert task.lean is not None
+        return [(op, self.code_definition(task, body, task.lean.code_aux))
+                for op, body in lean_code_mutants(task, limit, seed)]
 
     def spec_mutants(self, task: Task, kind: str = "postcond", limit: int = 10,
                      seed: int = 0) -> list[tuple[str, str]]:
