@@ -19,6 +19,7 @@ from veriscale.backends.base import Implementation, Spec
 from veriscale.backends.language import ADVERSARY_MARKER, LanguagePlugin, plugin_for
 from veriscale.benchmark.model import Input, Signature, Task
 from veriscale.llm import signatures as S
+from veriscale.values.brackets import balanced_end
 
 
 class ParseError(ValueError):
@@ -186,39 +187,13 @@ def _opens_literal(before: list[str]) -> bool:
     return True
 
 
-def _balanced_end(text: str, start: int) -> int:
-    """Index after the bracket group opening at ``start`` (quotes of both kinds
-    respected), or -1 when it never closes."""
-    depth = 0
-    quote = ""
-    i = start
-    while i < len(text):
-        c = text[i]
-        if quote:
-            if c == "\\":
-                i += 2
-                continue
-            if c == quote:
-                quote = ""
-        elif c in "\"'":
-            quote = c
-        elif c in "[{(":
-            depth += 1
-        elif c in "]})":
-            depth -= 1
-            if depth == 0:
-                return i + 1
-        i += 1
-    return -1
-
-
 def _object_at(text: str, pos: int) -> tuple[Any, int] | None:
     """The object starting at ``pos``: JSON, else an unambiguous Python literal."""
     try:
         return json.JSONDecoder().raw_decode(text, pos)
     except ValueError:
         pass
-    end = _balanced_end(text, pos)
+    end = balanced_end(text, pos)
     if end < 0:
         return None
     try:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from veriscale.values.brackets import balanced_end
 from veriscale.values.types import ArrayT, LeanType, ListT, Opaque, OptionT, ProdT, Scalar
 from veriscale.values.value import IllTyped, OpaqueValue, Some, Unparsable, check, leaves
 
@@ -104,27 +105,9 @@ def _render(t: LeanType, v: Any, arg: bool, in_check: bool = False) -> str:
 def _self_delimiting(text: str) -> bool:
     if re.fullmatch(r"[\w.']+(%\w+)?", text):
         return True
-    if text[:1] in "([" and _balanced_end(text, 0) == len(text):
+    if text[:1] in "([" and balanced_end(text, 0, quotes='"', doubled=True) == len(text):
         return True
     return bool(re.fullmatch(r"\([^()]*\)%\w+", text))
-
-
-def _balanced_end(text: str, start: int) -> int:
-    depth, i, n = 0, start, len(text)
-    while i < n:
-        c = text[i]
-        if c == '"':
-            i += 1
-            while i < n and not (text[i] == '"' and text[i + 1:i + 2] != '"'):
-                i += 2 if text[i] == '"' else 1
-        elif c in "([":
-            depth += 1
-        elif c in ")]":
-            depth -= 1
-            if depth == 0:
-                return i + 1
-        i += 1
-    return -1
 
 
 # ---------------------------------------------------------------- parsing

@@ -14,6 +14,7 @@ import math
 import re
 from typing import Any
 
+from veriscale.values.brackets import balanced_end
 from veriscale.values.types import ArrayT, LeanType, ListT, Opaque, OptionT, ProdT, Scalar
 from veriscale.values.value import IllTyped, OpaqueValue, Some, Unparsable, check
 
@@ -112,31 +113,8 @@ def _is_atomic(text: str) -> bool:
     if re.fullmatch(r"[\w.']+", text):
         return True
     if text[:1] in "([" or text.startswith("#["):
-        return _balanced_prefix(text) == len(text)
+        return balanced_end(text) == len(text)
     return False
-
-
-def _balanced_prefix(text: str) -> int:
-    depth = 0
-    quote = None
-    i = 0
-    while i < len(text):
-        c = text[i]
-        if quote:
-            if c == "\\":
-                i += 1
-            elif c == quote:
-                quote = None
-        elif c in "\"'":
-            quote = c
-        elif c in "([{":
-            depth += 1
-        elif c in ")]}":
-            depth -= 1
-            if depth == 0:
-                return i + 1
-        i += 1
-    return -1
 
 
 # ---------------------------------------------------------------- parsing
@@ -232,7 +210,7 @@ def parse_lean(t: LeanType, text: str) -> Any:
     """
     if isinstance(t, Opaque):
         text = text.strip()
-        while text.startswith("(") and _balanced_prefix(text) == len(text):
+        while text.startswith("(") and balanced_end(text) == len(text):
             text = text[1:-1].strip()
         if not text:
             raise Unparsable("empty literal")
