@@ -374,3 +374,26 @@ def test_a_candidate_living_on_unknown_is_flagged_with_its_causes(suite: Path,
     res = CliRunner().invoke(main, ["evaluate", str(suite), "--solutions", str(sol),
                                     "-o", "timeout=0.3"])
     assert "more than half of the tests UNKNOWN on code (timeout" in res.output, res.output
+
+
+def test_the_tests_that_failed_a_candidate_are_kept_smallest_first(
+        backend: Any, suite: Path, tmp_path: Path) -> None:
+    truncating = "def floorDiv(a, b):\n    return int(a / b)\n"  # wrong on negatives
+    weak = "def postcondition(a, b, result):\n    return True\n"
+    strict = "def precondition(a, b):\n    return b > 0\n"
+    rep = score_lines(backend, suite, [{"task_id": "t_div", "sample": 0, "code": truncating},
+                                       {"task_id": "t_div", "sample": 1, "postcond": weak},
+                                       {"task_id": "t_div", "sample": 2, "precond": strict}],
+                      tmp_path)
+    code, post, pre = (s.counterexamples for s in rep.tasks[0].samples)
+    assert code["code"] == [
+        {"input": {"a": -7, "b": 2}, "expected": -4, "got": -3},
+        {"input": {"a": 7, "b": -2}, "expected": -4, "got": -3}]
+    assert "postcond_complete" not in post
+    sound = post["postcond_sound"]
+    assert len(sound) == 3 and all(c["wanted"] == "rejected" and c["got"] == "true"
+                                   for c in sound)
+    assert sound[0]["input"] == {"a": 7, "b": 2}  # the smallest inputs first
+    assert pre["precond_sound"] == [{"input": {"a": 7, "b": -2}, "wanted": "holds",
+                                     "got": "false"}]
+    assert "counterexamples" in rep.tasks[0].samples[0].to_json()

@@ -12,6 +12,7 @@ the whole group), else one protocol call per job. Scoring rules live in
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -62,6 +63,9 @@ class SampleResult:
     # part -> cause -> tests left UNKNOWN for it (backends.causes): what stood between
     # this candidate and a verdict, so a candidate that lives on UNKNOWN shows
     unknown_causes: dict[str, dict[str, int]] = field(default_factory=dict)
+    # metric -> the tests that failed this candidate, smallest first (at most
+    # COUNTEREXAMPLES): input, the output or verdict wanted, what the candidate gave
+    counterexamples: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
 
     def mostly_unknown(self) -> list[str]:
         """The metrics on which more than half of this candidate's tests were UNKNOWN:
@@ -83,7 +87,19 @@ class SampleResult:
             **({"unknown_causes": {p: dict(c) for p, c in self.unknown_causes.items()}}
                if self.unknown_causes else {}),
             **({"mostly_unknown": self.mostly_unknown()} if self.mostly_unknown() else {}),
+            **({"counterexamples": self.counterexamples} if self.counterexamples else {}),
         }
+
+
+COUNTEREXAMPLES = 3
+"""Failing tests kept per metric of a candidate (the smallest: what a person reads first)."""
+
+
+def _keep_counterexamples(res: SampleResult, metric: str, failed: list[dict[str, Any]]) -> None:
+    """The smallest of ``failed`` (by their JSON text) as ``metric``'s counterexamples."""
+    if failed:
+        failed.sort(key=lambda c: len(json.dumps(c.get("input"), sort_keys=True, default=str)))
+        res.counterexamples[metric] = failed[:COUNTEREXAMPLES]
 
 
 def _unobservable(n: int) -> Bounded:
@@ -93,9 +109,16 @@ def _unobservable(n: int) -> Bounded:
 
 def _finish_code(task: Task, outcomes: Any, res: SampleResult, compared: bool = False) -> None:
     n = len(task.tests)  # the dispatcher gives one outcome per test, failures included
-    tally = Tally.of(code_tests(outcomes, [t.expected for t in task.tests],
-                                task.signature.return_type, compared))
+    sig = task.signature
+    scores = code_tests(outcomes, [t.expected for t in task.tests], sig.return_type, compared)
+    tally = Tally.of(scores)
     failed = [(i, o) for i, o in enumerate(outcomes) if not o.ok]
+    _keep_counterexamples(res, "code", [
+        {"input": sig.encode_input(task.tests[i].input),
+         "expected": sig.encode_output(task.tests[i].expected),
+         "got": (report_text(o.error) if not o.ok else "a different output" if compared
+                 else _encoded(sig, o.value))}
+        for i, (o, sc) in enumerate(zip(outcomes, scores, strict=True)) if sc is Score.FAIL])
     timed_out = sum(o.kind is FailureKind.TIMEOUT for _, o in failed)
     if timed_out:
         res.timeouts["code"] = timed_out
@@ -108,6 +131,14 @@ def _finish_code(task: Task, outcomes: Any, res: SampleResult, compared: bool = 
     res.metrics["code"] = code_property(tally)
 
 
+def _encoded(sig: Any, value: Any) -> Any:
+    """A candidate's output as the suite's JSON writes it (its repr when it has none)."""
+    try:
+        return sig.encode_output(value)
+    except Exception:  # an ill-typed output has no encoding: shown as it came
+        return report_text(repr(value))
+
+
 def _count_causes(res: SampleResult, part: str, reasons: Iterable[str]) -> None:
     counts = res.unknown_causes.setdefault(part, {})
     tally_causes(counts, reasons)
@@ -118,7 +149,8 @@ def _count_causes(res: SampleResult, part: str, reasons: Iterable[str]) -> None:
 def _finish_spec(props: tuple[tuple[str, int, Callable[[Verdict], Score]], ...],
                  verdicts: Any, res: SampleResult, part: str,
                  explain: Callable[[], str | None] = lambda: None,
-                 missing_stage: str = "") -> None:
+                 missing_stage: str = "",
+                 describe: Callable[[int], dict[str, Any]] | None = None) -> None:
     """Split one verdict list over consecutive properties (e.g. sound tests, then complete).
 
     ERROR verdicts (the spec raised) are FAIL and recorded in ``res.errors`` with the
@@ -137,7 +169,12 @@ def _finish_spec(props: tuple[tuple[str, int, Callable[[Verdict], Score]], ...],
              for v, why in zip(verdicts, reasons_of(verdicts), strict=True)]
     at = 0
     for name, n, expect in props:
-        tally = Tally.of((expect(v) for v in verdicts[at: at + n]), spent[at: at + n])
+        scores = [expect(v) for v in verdicts[at: at + n]]
+        tally = Tally.of(scores, spent[at: at + n])
+        if describe is not None:
+            _keep_counterexamples(res, name, [
+                {**describe(at + j), "got": verdicts[at + j].value}
+                for j, sc in enumerate(scores) if sc is Score.FAIL])
         at += n
         res.tallies[name] = tally
         res.metrics[name] = spec_property(tally)
@@ -183,6 +220,30 @@ def _explainer(backend: Backend, task: Task, cand: Submission, which: str
             return None
         return got if isinstance(got, str) and got else None
     return explain
+
+
+def _precond_test(task: Task) -> Callable[[int], dict[str, Any]]:
+    """Precondition test ``i`` (test inputs, then reject inputs) as a report shows it."""
+    sig, n = task.signature, len(task.tests)
+
+    def describe(i: int) -> dict[str, Any]:
+        if i < n:
+            return {"input": sig.encode_input(task.tests[i].input), "wanted": "holds"}
+        return {"input": sig.encode_input(task.reject_inputs[i - n]), "wanted": "fails"}
+    return describe
+
+
+def _postcond_test(task: Task) -> Callable[[int], dict[str, Any]]:
+    """Postcondition test ``i`` (expected pairs, then unexpected outputs)."""
+    sig, n = task.signature, len(task.tests)
+    wrong = [(t.input, u) for t in task.tests for u in t.unexpected]
+
+    def describe(i: int) -> dict[str, Any]:
+        inp, out, wanted = ((task.tests[i].input, task.tests[i].expected, "accepted") if i < n
+                            else (*wrong[i - n], "rejected"))
+        return {"input": sig.encode_input(inp), "output": sig.encode_output(out),
+                "wanted": wanted}
+    return describe
 
 
 @dataclass
@@ -287,7 +348,7 @@ def evaluate_batch(
         _finish_spec((("precond_sound", len(task.tests), must_hold),
                       ("precond_complete", len(task.reject_inputs), must_fail)),
                      vs, results[i], "precond", _explainer(backend, task, items[i][1], "pre"),
-                     _missing_stage(backend))
+                     _missing_stage(backend), _precond_test(task))
     post_verdicts = dispatch.many(backend, "postcondition_holds", [
         (items[i][0], items[i][1].spec,
          [(t.input, t.expected) for t in items[i][0].tests]
@@ -298,7 +359,7 @@ def evaluate_batch(
         _finish_spec((("postcond_complete", len(task.tests), must_hold),
                       ("postcond_sound", sum(len(t.unexpected) for t in task.tests), must_fail)),
                      vs, results[i], "postcond", _explainer(backend, task, items[i][1], "post"),
-                     _missing_stage(backend))
+                     _missing_stage(backend), _postcond_test(task))
     times.spec_seconds += time.perf_counter() - t0
 
     for (task, _), r in zip(items, results, strict=True):
