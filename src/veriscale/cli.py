@@ -20,6 +20,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "reduce": ("veriscale.commands.reduce", "Reduce a Plus suite to a Lite suite."),
     "report": ("veriscale.commands.report", "Write the report of a run directory."),
     "evaluate": ("veriscale.commands.evaluate", "Score model outputs (or built-in mutants) on suites."),
+    "leaderboard": ("veriscale.commands.leaderboard", "Several models on several suites: scores, bounds, drops, ranks, plot, page."),
     "verify": ("veriscale.commands.verify", "Re-check a dataset's suite against its own ground truth."),
     "validate": ("veriscale.commands.validate", "Statically lint a VERINA-format dataset."),
     "stats": ("veriscale.commands.stats", "Print Table 1 volume figures of a dataset."),
