@@ -174,6 +174,9 @@ class UnexpectedArtifact(Artifact):
     vacuous_specs: list[str] = field(default_factory=list)
     rows: list[dict[str, Any]] = field(default_factory=list)
     kill_matrix: list[dict[str, Any]] = field(default_factory=list)
+    # the smallest outputs other than the reference's that the GT postcondition accepts
+    # ({input, reference, other}): witnesses of an under-specified postcondition
+    gt_accepts: list[dict[str, Any]] = field(default_factory=list)
 
     def killed(self) -> list[dict[str, Any]]:
         """The kill-matrix records that are kills."""

@@ -18,6 +18,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "run": ("veriscale.commands.run", "Expand and reduce a benchmark: Plus and Lite suites, report."),
     "expand": ("veriscale.commands.run", "Run the expansion stages only (Plus suite)."),
     "reduce": ("veriscale.commands.reduce", "Reduce a Plus suite to a Lite suite."),
+    "audit": ("veriscale.commands.run", "Audit a benchmark's own ground truth: findings with witnesses."),
     "report": ("veriscale.commands.report", "Write the report of a run directory."),
     "evaluate": ("veriscale.commands.evaluate", "Score model outputs (or built-in mutants) on suites."),
     "leaderboard": ("veriscale.commands.leaderboard", "Several models on several suites: scores, bounds, drops, ranks, plot, page."),

@@ -59,3 +59,19 @@ def test_the_ground_truth_passes_every_suite_it_wrote(coq_run: Path) -> None:
             assert ground_truth_misses(backend, coq_run / suite) == [], suite
     finally:
         backend.close()
+
+
+def test_the_audit_finds_the_under_specified_postcondition(coq_run: Path) -> None:
+    """verina_basic_84 (replace the elements above k by -1) never constrains the
+    result's length: the audit shows an accepted other output; verina_basic_30's
+    benchmark row that the Coq reference contradicts is a test_expected_rejected."""
+    data = json.loads((coq_run / "audit.json").read_text())
+    got = {(f["task"], f["kind"]): f for f in data["findings"]}
+    under = got[("verina_basic_84", "postcondition_accepts_other_output")]
+    assert under["count"] >= 1 and under["verdict_source"] == "coq"
+    # the smallest: a shorter list than the input's, written as Coq writes it
+    assert under["witness"] == {"input": {"arr": "[(0)%Z]", "k": "(1)%Z"},
+                                "reference": "[(0)%Z]", "other": "[]"}
+    row = got[("verina_basic_30", "test_expected_rejected")]
+    assert row["witness"]["input"] == {"a": "[(-10)%Z; (-20)%Z; (30)%Z]",
+                                       "b": "[(3)%Z; (-7)%Z; (5)%Z]"}

@@ -143,3 +143,15 @@ def test_the_ground_truth_passes_every_suite_it_wrote(first_run: Path):
             assert ground_truth_misses(backend, first_run / suite) == [], suite
     manifest = json.loads((first_run / "manifest.json").read_text())
     assert manifest["contradicted_rows"] == {}
+
+
+def test_the_audit_flags_only_tasks_that_allow_several_answers(first_run: Path):
+    """The bundled tasks' ground truths are sound: what the audit finds is an
+    adversary's other valid answer (any index of the maximum, any most frequent
+    element), on tasks whose descriptions say so."""
+    data = json.loads((first_run / "audit.json").read_text())
+    assert data["tasks"] == 5
+    kinds = {(f["task"], f["kind"]) for f in data["findings"]}
+    assert ("vs_argmax", "postcondition_accepts_other_output") in kinds
+    assert all(f["several_answers"] for f in data["findings"]), data["findings"]
+    assert "## Ground-truth audit" in (first_run / "report.md").read_text()

@@ -56,7 +56,7 @@ only those again."""
 
 
 def _go(benchmark_dir, out, backend, runner, llm, config_path, seed, tasks, executor,
-        ray_address, no_cache, reduce, sandbox=None):
+        ray_address, no_cache, reduce, sandbox=None, accept_multiple=None, audit=None):
     from pydantic import ValidationError
 
     from veriscale.benchmark.loader import task_dirs
@@ -84,6 +84,9 @@ def _go(benchmark_dir, out, backend, runner, llm, config_path, seed, tasks, exec
         config.llm = {**config.llm, "provider": llm}
     if sandbox:
         config.sandbox = sandbox
+    if accept_multiple:
+        config.audit.accept_multiple = sorted({*config.audit.accept_multiple,
+                                               *accept_multiple})
     # an LLM's adversaries are model-written code: auto refuses to run them unisolated
     configure_sandbox(config.sandbox,
                       untrusted=str(config.llm.get("provider") or "offline") != "offline")
@@ -128,6 +131,7 @@ def _go(benchmark_dir, out, backend, runner, llm, config_path, seed, tasks, exec
         for task_id, bad in sorted(result.contradicted.items()):
             for r in bad:
                 console.print(escape(f"  {task_id}: {json.dumps(r['input'])}: {r['why']}"))
+    _audit_out(result.run_dir, console, audit)
     if result.provisional:
         console.print(f"[yellow]warning: {len(result.provisional)} task(s) have provisional "
                       "records (LLM requests failed; a fallback stands in):[/]")
@@ -142,6 +146,33 @@ def _go(benchmark_dir, out, backend, runner, llm, config_path, seed, tasks, exec
             console.print(escape(f"  {task_id}: stage {err['stage']}: {err['error']}"))
         sys.exit(EXIT_TASK_FAILED)
     sys.exit(EXIT_PROVISIONAL if result.provisional else 0)
+
+
+def _audit_out(run_dir: Path, console: Console, how: str | None) -> None:
+    """The ground-truth audit: a line for run and expand, the findings for audit
+    (a table, or with ``json`` one JSON object on stdout)."""
+    path = run_dir / "audit.json"
+    if not path.exists():
+        return
+    data = json.loads(path.read_text(encoding="utf-8"))
+    if how == "json":
+        click.echo(json.dumps(data, indent=1, ensure_ascii=False))
+        return
+    by_kind = ", ".join(f"{k} {n}" for k, n in data.get("tasks_flagged_by_kind", {}).items())
+    console.print(escape(f"  audit: {data.get('tasks_flagged', 0)} of {data.get('tasks', 0)} "
+                         f"task(s) flagged{': ' + by_kind if by_kind else ''} ({path})"))
+    if how != "table":
+        return
+    from rich.table import Table
+
+    table = Table(title="ground-truth audit (smallest witness; several-answer tasks last)")
+    for col in ("task", "kind", "count", "several", "witness"):
+        table.add_column(col, overflow="fold")
+    for f in data.get("findings", []):
+        table.add_row(escape(f["task"]), escape(f["kind"]), str(f["count"]),
+                      "yes" if f.get("several_answers") else "",
+                      escape(json.dumps(f["witness"], ensure_ascii=False)))
+    Console().print(table)
 
 
 @click.command("run")
@@ -160,3 +191,21 @@ def expand_command(benchmark_dir, out, backend, runner, llm, config_path, seed, 
     """Run only the expansion stages (seeds, mutation, classification, outputs, adversaries)."""
     _go(benchmark_dir, out, backend, runner, llm, config_path, seed, tasks, executor,
         ray_address, no_cache, reduce=False, sandbox=sandbox)
+
+
+@click.command("audit")
+@_options
+@click.option("--accept-multiple", "accept_multiple", default=None, metavar="TASK,...",
+              help="Tasks whose several valid answers a maintainer judged: their findings "
+              "are listed apart, not flagged (also [audit] accept_multiple in --config).")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print audit.json (one JSON object with its list of findings) on stdout.")
+def audit_command(benchmark_dir, out, backend, runner, llm, config_path, seed, tasks, executor,
+                  ray_address, sandbox, no_cache, accept_multiple, as_json):
+    """Audit BENCHMARK_DIR's own ground truth: run the expansion stages into --out
+    (resumable, as expand) and list where the task's code, specification and tests
+    disagree, each finding with its smallest witness (RUN/audit.json)."""
+    accepted = [t.strip() for t in (accept_multiple or "").split(",") if t.strip()]
+    _go(benchmark_dir, out, backend, runner, llm, config_path, seed, tasks, executor,
+        ray_address, no_cache, reduce=False, sandbox=sandbox, accept_multiple=accepted,
+        audit="json" if as_json else "table")

@@ -24,7 +24,7 @@ from __future__ import annotations
 import enum
 import json
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -152,6 +152,9 @@ class AdversarialResult:
     counts: dict[str, int] = field(default_factory=dict)
     spec_acceptance: dict[str, int] = field(default_factory=dict)  # GT-rejected outputs accepted
     vacuous_specs: list[str] = field(default_factory=list)  # accepted every GT-rejected output
+    # (row, other output) that differ from the reference's and that the GT postcondition
+    # accepts: the smallest few, the witnesses of an under-specified postcondition
+    gt_accepts: list[tuple[int, Any]] = field(default_factory=list)
 
     def kill_matrix_json(self) -> list[dict[str, Any]]:
         """One record per (input, compiled adversary): output (VERINA-encoded) or failure."""
@@ -196,8 +199,37 @@ class AdversarialResult:
             "vacuous_specs": list(self.vacuous_specs),
             "rows": rows,
             "kill_matrix": self.kill_matrix_json(),
+            "gt_accepts": [{"input": sig.encode_input(self.inputs[r]),
+                            "reference": sig.encode_output(self.expected[r]),
+                            "other": sig.encode_output(v)} for r, v in self.gt_accepts],
             "counts": dict(self.counts),
         }
+
+
+WITNESSES = 5
+"""Witnesses kept per task and kind (the smallest: what a maintainer reads first)."""
+
+
+def witness_size(value: Any) -> tuple[int, float]:
+    """(elements, magnitude) of a value: fewest elements first, then smallest values."""
+    if isinstance(value, dict):
+        value = list(value.values())
+    if isinstance(value, (list, tuple)):
+        parts = [witness_size(v) for v in value]
+        return (sum(p[0] for p in parts) + 1, sum(p[1] for p in parts))
+    if isinstance(value, str):
+        return (len(value) + 1, float(sum(map(ord, value))))
+    if isinstance(value, bool):
+        return (1, float(value))
+    if isinstance(value, (int, float)):
+        return (1, abs(float(value)))
+    return (1, 0.0)
+
+
+def smallest_witnesses(items: Sequence[Any], key: Callable[[Any], Any],
+                       keep: int = WITNESSES) -> list[Any]:
+    """The ``keep`` smallest of ``items`` by :func:`witness_size` of ``key(item)``."""
+    return sorted(items, key=lambda w: witness_size(key(w)))[:keep]
 
 
 # ====================================================================== the stage
@@ -313,6 +345,9 @@ def synthesize(
             result.unexpected[row].append(candidates[(row, k)])
             result.accepted_by[(row, k)] = accepted.get((row, k), [])
 
+    result.gt_accepts = smallest_witnesses(
+        [(r, candidates[(r, k)]) for (r, k), d in decisions.items()
+         if d is Decision.GT_ACCEPTS], lambda w: (inputs[w[0]], w[1]))
     tally = {d: sum(1 for x in decisions.values() if x is d) for d in Decision}
     cell_tally = {d: sum(1 for c in result.cells if c.decision is d) for d in Decision}
     kept = tally[Decision.KEEP]

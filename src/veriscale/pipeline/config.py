@@ -105,6 +105,13 @@ class ReportSettings(_Section):
     )
 
 
+class AuditSettings(_Section):
+    accept_multiple: list[str] = Field(
+        default_factory=list,
+        description="tasks whose several valid answers a maintainer has judged: their "
+        "ground-truth audit findings are listed apart (accepted_multiple), not flagged")
+
+
 class RunConfig(_Section):
     seed: int = 42
     backend: str | None = Field(
@@ -129,6 +136,7 @@ class RunConfig(_Section):
     reduction: ReductionSettings = Field(default_factory=ReductionSettings)
     suite: SuiteSettings = Field(default_factory=SuiteSettings)
     report: ReportSettings = Field(default_factory=ReportSettings)
+    audit: AuditSettings = Field(default_factory=AuditSettings)
     execution: ExecutionSettings = Field(default_factory=ExecutionSettings)
 
     def fingerprint(self, *sections: str) -> str:

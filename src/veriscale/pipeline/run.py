@@ -16,7 +16,7 @@ import platform
 import shutil
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -36,7 +36,7 @@ from rich.table import Table
 
 from veriscale import __version__, artifacts
 from veriscale.artifacts import Artifact, ReductionArtifact
-from veriscale.backends.base import Backend, progress_owner
+from veriscale.backends.base import Backend, Verdict, progress_owner
 from veriscale.backends.causes import VERDICT_UNKNOWN_PREFIX
 from veriscale.backends.coalesce import can_coalesce, coalesced_map
 from veriscale.backends.language import plugin_for_backend, show_value
@@ -55,7 +55,7 @@ from veriscale.llm.provider import (
 from veriscale.pipeline import stages
 from veriscale.pipeline.config import RunConfig, resolve_backend
 from veriscale.pipeline.degraded import degraded_causes
-from veriscale.pipeline.rundir import RunDir, replace_dir_atomic
+from veriscale.pipeline.rundir import RunDir, replace_dir_atomic, write_json_atomic
 from veriscale.pipeline.suites import (
     KillData,
     assemble_plus,
@@ -193,6 +193,7 @@ class Pipeline:
         self.degraded: dict[str, list[str]] = {}  # task -> why (pipeline.degraded)
         # task -> original rows left out of Plus and Lite: the ground truth contradicts them
         self.contradicted: dict[str, list[dict[str, Any]]] = {}
+        self._contradicted_encoded: dict[str, list[dict[str, Any]]] = {}  # for the audit
         # task -> stage -> failed LLM requests: records stored provisional this run
         self.provisional: dict[str, dict[str, list[str]]] = {}
         self._provisional_lock = threading.Lock()
@@ -579,6 +580,44 @@ class Pipeline:
             }
         self.evaluation_time = timing
 
+    def audit(self, accept_multiple: Sequence[str] = ()) -> dict[str, Any]:
+        """The ground-truth audit of every finished task (pipeline/audit.py), written to
+        ``RUN_DIR/audit.json``: from the stage records, plus one oracle round asking the
+        GT postcondition about the benchmark's own unexpected outputs."""
+        from veriscale.backends import dispatch
+        from veriscale.pipeline.audit import audit_json, speak_witness, task_findings
+
+        start = time.perf_counter()
+        live = [t for t in self.tasks if t.id not in self.errors]
+        asked = [t for t in live if any(r.unexpected for r in t.tests)]
+        answers = dispatch.many(self.backend, "postcondition_holds", [
+            (t, None, [(r.input, u) for r in t.tests for u in r.unexpected]) for t in asked])
+        accepted_unexpected: dict[str, list[dict[str, Any]]] = {}
+        for t, verdicts in zip(asked, answers, strict=True):
+            pairs = [(r, u) for r in t.tests for u in r.unexpected]
+            sig = t.signature
+            accepted_unexpected[t.id] = [
+                {"input": sig.encode_input(r.input), "reference": sig.encode_output(r.expected),
+                 "other": sig.encode_output(u)}
+                for (r, u), v in zip(pairs, verdicts, strict=True) if v is Verdict.TRUE]
+        runner = getattr(getattr(self.raw_backend, "runner", None), "name", None)
+        source = self.raw_backend.name + (f" ({runner})" if runner else "")
+        findings, costs = [], {}
+        for t in live:
+            unexpected = self.rd.read_artifact(t.id, "unexpected")
+            got, cost = task_findings(t, self.artifact(t, "outputs"), unexpected,
+                                      self._contradicted_encoded.get(t.id, []), source,
+                                      accepted_unexpected.get(t.id, []))
+            for f in got:  # witnesses as the task's language writes them
+                f.witness = speak_witness(t, f.witness)
+                f.witnesses = [speak_witness(t, w) for w in f.witnesses]
+            findings += got
+            costs[t.id] = cost
+        data = audit_json(findings, costs, list(accept_multiple), len(live))
+        write_json_atomic(self.rd.root / "audit.json", data)
+        self.timings["audit"] = time.perf_counter() - start
+        return data
+
     def _plus(self, task: Task) -> tuple[Task, KillData]:
         sig = task.signature
         out = self.artifact(task, "outputs")
@@ -603,6 +642,8 @@ class Pipeline:
              for g in out.gt_rejected},
             set(rejects), show=lambda v: show_value(task, sig.return_type, v))
         if contradicted:
+            self._contradicted_encoded[task.id] = [
+                {"input": sig.encode_input(i), "why": why} for i, why in contradicted.items()]
             self.contradicted[task.id] = [
                 {"input": {p.name: show_value(task, p.type, x) for p, x in zip(sig.params, i,
                                                                                strict=True)},
@@ -721,6 +762,7 @@ def run_pipeline(
             pipe.rd.save_manifest(pipe.manifest())
             raise
         pipe.build_suites(lite=reduce)
+        pipe.audit(config.audit.accept_multiple)
         if reduce:
             pipe.time_evaluation()
         pipe.timings["total"] = time.perf_counter() - start

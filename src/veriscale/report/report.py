@@ -508,6 +508,32 @@ def render_header(report: RunReport) -> list[str]:
     return lines
 
 
+def render_audit(report: RunReport) -> list[str]:
+    """The ground-truth audit (``audit.json``, see pipeline/audit.py)."""
+    data = _read_json(report.run_dir / "audit.json")
+    if not isinstance(data, dict):
+        return []
+    lines = ["## Ground-truth audit", "",
+             f"Tasks flagged: {data.get('tasks_flagged', 0)} of {data.get('tasks', '?')}, by "
+             "kind: " + (", ".join(f"{k} {n}" for k, n in
+                                   (data.get("tasks_flagged_by_kind") or {}).items()) or "none")
+             + ". Only definite verdicts make a finding; tasks whose description allows "
+             "several answers come last.", ""]
+    rows = [[_cell(str(f.get("task"))), _cell(str(f.get("kind"))), str(f.get("count")),
+             "yes" if f.get("several_answers") else "",
+             _cell(json.dumps(f.get("witness"), ensure_ascii=False), 200)]
+            for f in data.get("findings") or [] if isinstance(f, dict)]
+    if rows:
+        lines += _md_table(["Task", "Kind", "Count", "Several answers", "Smallest witness"],
+                           rows, "llrll")
+    costs = data.get("costs") or {}
+    if costs:
+        lines += ["Reference runs that ran out of a budget (a cost, not a defect): "
+                  + ", ".join(f"{t} ({', '.join(f'{c} {n}' for c, n in cs.items())})"
+                              for t, cs in sorted(costs.items())), ""]
+    return lines
+
+
 def render_markdown(report: RunReport) -> str:
     lines = render_header(report)
     lines += render_table1(report)
@@ -517,6 +543,7 @@ def render_markdown(report: RunReport) -> str:
     lines += render_table2(report)
     lines += render_tasks(report)
     lines += render_reduction(report)
+    lines += render_audit(report)
     lines += render_timings(report)
     lines += render_counts(report)
     lines += render_kv("Backend", report.manifest.get("backend_stats"),
