@@ -84,11 +84,31 @@ class PortReport:
     unrepresentable: list[PortFinding] = field(default_factory=list)
     processes: int = 0
     seconds: float = 0.0
+    source_language: str = ""
+    target_language: str = ""
 
     def disagreeing_tasks(self) -> dict[str, int]:
         out: dict[str, int] = {}
         for f in self.findings:
             out[f.task] = out.get(f.task, 0) + 1
+        return out
+
+    def audit_findings(self, source: str = "", target: str = "") -> list[dict[str, Any]]:
+        """The disagreements as ground-truth audit findings (``twin_specs_disagree``), one
+        per task and language: the twin tasks' ground truths disagree on a carried row,
+        so one of the two (at least) is wrong there."""
+        by_task: dict[str, list[PortFinding]] = {}
+        for f in self.findings:
+            by_task.setdefault(f.task, []).append(f)
+        out = []
+        for task, found in sorted(by_task.items()):
+            first = found[0]
+            for side in (source, target):
+                out.append({"task": task, "language": side, "kind": "twin_specs_disagree",
+                            "count": len(found),
+                            "witness": {"row": first.row, "check": first.check,
+                                        "detail": first.detail},
+                            "verdict_source": target})
         return out
 
     def to_json(self) -> dict[str, Any]:
@@ -98,6 +118,7 @@ class PortReport:
             "dropped_undecided": self.dropped_undecided,
             "disagreeing_tasks": self.disagreeing_tasks(),
             "disagreements": [f.to_json() for f in self.findings],
+            "audit_findings": self.audit_findings(self.source_language, self.target_language),
             "unrepresentable": [f.to_json() for f in self.unrepresentable],
             "backend_processes": self.processes, "seconds": round(self.seconds, 3),
         }
@@ -254,6 +275,10 @@ def port_suite(suite_dir: Path, tasks_dir: Path, out_dir: Path | None, backend_n
         report.carried["rejects"] += len(task.reject_inputs)
         carried.append(task)
     report.ported_tasks = len(carried)
+    from veriscale.backends.language import language_of
+
+    report.source_language = language_of(sources[0]) if sources else ""
+    report.target_language = language_of(targets[0]) if targets else ""
     backend = make_backend(backend_name, **backend_options)
     if on_backend is not None:
         on_backend(backend)

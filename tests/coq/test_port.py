@@ -49,6 +49,10 @@ def test_rows_where_the_ground_truths_disagree_are_reported_and_left_out(tmp_pat
     assert report.carried == {"pairs": 2, "unexpected": 2, "rejects": 1}
     assert {f.row for f in report.findings} == {"test[0]"}
     assert report.kept["pairs"] == 1
+    audit = report.to_json()["audit_findings"]
+    assert {(f["task"], f["language"], f["kind"]) for f in audit} == {
+        ("inc", "coq", "twin_specs_disagree")}  # both sides Coq here
+    assert audit[0]["witness"]["row"] == "test[0]"
     out, _ = F.load_task_dir(tmp_path / "out" / "inc")
     assert out is not None and [c.input for c in out.tests] == [(0,)]
 
