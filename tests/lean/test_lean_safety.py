@@ -47,6 +47,10 @@ BAD = [
     ("def f := \"unterminated", "unterminated"),
     ("def «sorry» := 1", "quoted"),
     ("import Mathlib", "import"),
+    # another unit's code (a candidate's, the ground truth's) in the same file
+    ("def f (x : Nat) : Nat := VS_verina_basic_1_0.f x", "checker's own namespaces"),
+    ("def f (x : Nat) : Nat := _root_.VS_t_3.f x", "_root_"),
+    ("def f (x : Nat) : Nat := VeriScaleCompiledEval.g x", "checker's own namespaces"),
 ]
 
 

@@ -14,7 +14,8 @@ and then applies an *allow-list*:
 * attributes: ``@[reducible, simp, inline, …]`` from :data:`ALLOWED_ATTRIBUTES`
   only (no ``instance``, ``command_elab``, ``term_elab``, ``tactic``, ``csimp``,
   ``implemented_by``, ``extern`` …); ``deriving`` only standard handlers;
-* no name outside the candidate's own namespace: ``_root_`` is refused, and so
+* no name outside the candidate's own namespace: ``_root_`` is refused, and so is
+  any name of the checker's own namespaces (``VS_…``, ``VeriScale…``), and so
   are declarations named like what the checks and the signature refer to
   (``decide``, ``Nat``, ``Int`` …), which would otherwise capture them;
 * no proof holes or trust in the compiler (``sorry``, ``admit``, ``axiom``,
@@ -90,6 +91,11 @@ FORBIDDEN_NAMES = {
     "Meta": "uses Lean's meta-programming", "Macro": "uses Lean's meta-programming",
 }
 
+CHECKER_PREFIXES = ("VS_", "VeriScale")
+"""Names the checker gives its own namespaces (each unit's ``VS_<task>_<i>``, the
+compiled-evaluation prelude's ``VeriScaleCompiledEval``): a candidate naming one could
+call another candidate's code or the ground truth's in the same file."""
+
 # Names the generated checks and the task's signature refer to: a candidate
 # declaring one would capture them inside its unit (innermost namespace wins).
 RESERVED_DECLARATIONS = frozenset({
@@ -141,6 +147,9 @@ def _names(tokens: Sequence[Token]) -> None:
             why = FORBIDDEN_NAMES.get(part)
             if why is None and part.lower().startswith("unsafe"):
                 why = "uses unsafe code"
+            if why is None and part.startswith(CHECKER_PREFIXES):
+                why = ("names the checker's own namespaces (another unit's, the ground "
+                       "truth's or the prelude's)")
             if why is not None:
                 raise _why(tok, why)
 
