@@ -150,7 +150,10 @@ def test_tool_under_bwrap_sees_a_read_only_host(tmp_path: Path) -> None:
 
 
 PARENT = r'''
-import os, sys, time
+import os, signal, sys, time
+# a shell's background job inherits SIGINT ignored (nohup, `&`): the user's Ctrl-C
+# is what this parent stands for, so it hears SIGINT as an interactive one would
+signal.signal(signal.SIGINT, signal.default_int_handler)
 sys.path.insert(0, sys.argv[1])
 from veriscale.backends import isolation
 from veriscale.backends.python.sandbox import Sandbox
