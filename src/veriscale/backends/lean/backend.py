@@ -1540,11 +1540,13 @@ class LeanBackend:
         for ri, ((op, _), ans) in enumerate(zip(requests, answers, strict=True)):
             idx = [i for i, raw in enumerate(ans) if crashed(raw)] if op != "compile" else []
             if idx:
-                where.append((ri, idx))
+                items = requests[ri][1][-1]
+                # smallest first: the ones kernel reduction is likeliest to finish
+                where.append((ri, sorted(idx, key=lambda i, items=items: len(repr(items[i])))))
         if not where:
             return
-        # A sample of each request's crashed checks goes first (its first, smallest
-        # ones): where kernel reduction decides none of them, the rest keep compiled
+        # A sample of each request's crashed checks goes first (its smallest ones):
+        # where kernel reduction decides none of them, the rest keep compiled
         # mode's reason instead of climbing the heartbeat ladder one by one (a task's
         # hundreds of string-code reference runs held one Lean process for 20 min).
         sample = [(ri, idx[:KERNEL_SAMPLE]) for ri, idx in where]
