@@ -603,17 +603,24 @@ class Pipeline:
         runner = getattr(getattr(self.raw_backend, "runner", None), "name", None)
         source = self.raw_backend.name + (f" ({runner})" if runner else "")
         findings, costs = [], {}
+        unaudited: dict[str, str] = {}
         for t in live:
-            unexpected = self.rd.read_artifact(t.id, "unexpected")
-            got, cost = task_findings(t, self.artifact(t, "outputs"), unexpected,
-                                      self._contradicted_encoded.get(t.id, []), source,
-                                      accepted_unexpected.get(t.id, []))
+            try:
+                unexpected = self.rd.read_artifact(t.id, "unexpected")
+                got, cost = task_findings(t, self.artifact(t, "outputs"), unexpected,
+                                          self._contradicted_encoded.get(t.id, []), source,
+                                          accepted_unexpected.get(t.id, []))
+            except Exception as exc:  # one task's records never stop the audit of the rest
+                unaudited[t.id] = f"{type(exc).__name__}: {exc}"
+                continue
             for f in got:  # witnesses as the task's language writes them
                 f.witness = speak_witness(t, f.witness)
                 f.witnesses = [speak_witness(t, w) for w in f.witnesses]
             findings += got
             costs[t.id] = cost
         data = audit_json(findings, costs, list(accept_multiple), len(live))
+        if unaudited:
+            data["unaudited"] = unaudited
         write_json_atomic(self.rd.root / "audit.json", data)
         self.timings["audit"] = time.perf_counter() - start
         return data
