@@ -1551,12 +1551,16 @@ class LeanBackend:
         # hundreds of string-code reference runs held one Lean process for 20 min).
         sample = [(ri, idx[:KERNEL_SAMPLE]) for ri, idx in where]
         rest = [(ri, idx[KERNEL_SAMPLE:]) for ri, idx in where if len(idx) > KERNEL_SAMPLE]
-        decided_in = self._kernel_round(requests, answers, early, sample)
-        rest = [(ri, idx) for ri, idx in rest if ri in decided_in]
+        decided = self._kernel_round(requests, answers, early, sample)
+        # the rest only where the kernel decided at least half of the sample: one small
+        # check decided among long ones says little about the others (verina_advanced_27's
+        # string LCS decided its shortest and held a Lean process for 20 min on the rest)
+        worth = {ri for ri, n in decided.items() if 2 * n >= KERNEL_SAMPLE}
+        rest = [(ri, idx) for ri, idx in rest if ri in worth]
         if rest:
             self._kernel_round(requests, answers, early, rest)
         given_up = sum(len(idx) - KERNEL_SAMPLE for ri, idx in where
-                       if len(idx) > KERNEL_SAMPLE and ri not in decided_in)
+                       if len(idx) > KERNEL_SAMPLE and ri not in worth)
         if given_up:
             with self._lock:
                 row = self.stats.extra.setdefault("kernel_fallback", {"asked": 0, "decided": 0})
@@ -1565,9 +1569,9 @@ class LeanBackend:
     def _kernel_round(self, requests: Sequence[tuple[str, tuple[Any, ...]]],
                       answers: list[list[Any]],
                       early: Callable[[list[tuple[int, int, Any]]], None] | None,
-                      where: list[tuple[int, list[int]]]) -> set[int]:
+                      where: list[tuple[int, list[int]]]) -> dict[int, int]:
         """One kernel-reduction round over ``where`` (request, item indices), in place
-        in ``answers``; the requests it decided at least one check of."""
+        in ``answers``; per request, how many of its checks it decided."""
         kernel = LeanBackend(copy.copy(self.runner), mode="kernel", workers=self.workers,
                              executor=self.executor, max_heartbeats=self.max_heartbeats,
                              crash_retries=self.crash_retries)
@@ -1580,7 +1584,7 @@ class LeanBackend:
             kplans.append(builders[op](*args[:-1], [args[-1][i] for i in idx]))
         got = kernel._run_plans(kplans)
         decided = 0
-        decided_in: set[int] = set()
+        decided_in: dict[int, int] = {}
         told: list[tuple[int, int, Any]] = []
         for (ri, idx), kans in zip(where, got, strict=True):
             for i, raw in zip(idx, kans, strict=True):
@@ -1589,7 +1593,7 @@ class LeanBackend:
                 if ok:
                     answers[ri][i] = raw
                     decided += 1
-                    decided_in.add(ri)
+                    decided_in[ri] = decided_in.get(ri, 0) + 1
                     told.append((ri, i, raw))
         if early is not None and told:
             early(told)
