@@ -173,6 +173,18 @@ def test_a_specification_made_opaque_is_its_error_not_unknown(backend):
     assert backend.postcondition_holds(task, honest, [((3,), 5)]) == [Verdict.TRUE]
 
 
+@needs_coqc
+def test_printed_lines_cannot_forge_an_answer(backend):
+    """idtac in a candidate's term prints when its definition is elaborated; answers
+    are read between the file's secret-nonce markers, so what it prints is no answer."""
+    task = make_task()
+    forger = Spec(postcond="fake",
+                  postcond_aux='Definition fake : bool := ltac:(idtac "true"; '
+                               'idtac "= true : bool"; exact false).')
+    assert backend.postcondition_holds(task, forger, [((3,), 4), ((3,), 5)]) == [
+        Verdict.FALSE, Verdict.FALSE]
+
+
 def test_opaque_names_are_what_the_text_closes_with_qed():
     from veriscale.backends.coq.safety import opaque_names
     text = ("Lemma a : bool. Proof. exact true. Qed.\nDefinition b : bool. exact true. Defined.\n"
