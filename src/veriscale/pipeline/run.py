@@ -193,7 +193,6 @@ class Pipeline:
         self.degraded: dict[str, list[str]] = {}  # task -> why (pipeline.degraded)
         # task -> original rows left out of Plus and Lite: the ground truth contradicts them
         self.contradicted: dict[str, list[dict[str, Any]]] = {}
-        self._contradicted_encoded: dict[str, list[dict[str, Any]]] = {}  # for the audit
         # task -> stage -> failed LLM requests: records stored provisional this run
         self.provisional: dict[str, dict[str, list[str]]] = {}
         self._provisional_lock = threading.Lock()
@@ -608,7 +607,7 @@ class Pipeline:
             try:
                 unexpected = self.rd.read_artifact(t.id, "unexpected")
                 got, cost = task_findings(t, self.artifact(t, "outputs"), unexpected,
-                                          self._contradicted_encoded.get(t.id, []), source,
+                                          self.contradicted.get(t.id, []), source,
                                           accepted_unexpected.get(t.id, []))
             except Exception as exc:  # one task's records never stop the audit of the rest
                 unaudited[t.id] = f"{type(exc).__name__}: {exc}"
@@ -624,6 +623,15 @@ class Pipeline:
         write_json_atomic(self.rd.root / "audit.json", data)
         self.timings["audit"] = time.perf_counter() - start
         return data
+
+    def contradicted_shown(self) -> dict[str, list[dict[str, Any]]]:
+        """The contradicted rows with their inputs in each task's language (what the
+        manifest, the report and the console show)."""
+        from veriscale.pipeline.audit import speak_witness
+
+        by_id = {t.id: t for t in self.tasks}
+        return {tid: [speak_witness(by_id[tid], row) for row in rows]
+                for tid, rows in self.contradicted.items()}
 
     def _plus(self, task: Task) -> tuple[Task, KillData]:
         sig = task.signature
@@ -648,13 +656,9 @@ class Pipeline:
             {sig.decode_input(g["input"]): sig.decode_output(g["reference"])
              for g in out.gt_rejected},
             set(rejects), show=lambda v: show_value(task, sig.return_type, v))
-        if contradicted:
-            self._contradicted_encoded[task.id] = [
-                {"input": sig.encode_input(i), "why": why} for i, why in contradicted.items()]
+        if contradicted:  # in the records' encoding; shown in the task's language
             self.contradicted[task.id] = [
-                {"input": {p.name: show_value(task, p.type, x) for p, x in zip(sig.params, i,
-                                                                               strict=True)},
-                 "why": why} for i, why in contradicted.items()]
+                {"input": sig.encode_input(i), "why": why} for i, why in contradicted.items()]
         plus = assemble_plus(
             task, pairs, unexpected_outputs, rejects, self.config.suite.keep_nonkilling_pairs,
             contradicted,
@@ -706,7 +710,7 @@ class Pipeline:
             "load_issues": self.load_issues,
             "errors": self.errors,
             "degraded": self.degraded,
-            "contradicted_rows": self.contradicted,
+            "contradicted_rows": self.contradicted_shown(),
             "llm_provisional": self.provisional,
             "suites_kept_from_previous_run": self.suites_kept,
             "timings": {k: round(v, 3) for k, v in self.timings.items()},
@@ -783,7 +787,7 @@ def run_pipeline(
         pipe.rd.unlock()
     return RunSummary(pipe.rd.root, [t.id for t in pipe.tasks], pipe.errors, pipe.timings,
                      pipe.counts, pipe.cache_stats(), pipe.degraded, pipe.provisional,
-                     pipe.contradicted)
+                     pipe.contradicted_shown())
 
 
 def _isolation_json() -> dict[str, Any]:
