@@ -14,6 +14,7 @@ from click.testing import CliRunner
 from veriscale.backends import isolation
 from veriscale.backends.python.format import new_task_dir
 from veriscale.benchmark.loader import load_benchmark
+from veriscale.cli import main
 from veriscale.evaluation.harness import discriminative_power, evaluate, evaluate_candidate
 from veriscale.evaluation.mutants import gt_candidate, task_mutants
 from veriscale.evaluation.scoring import Bounded, Score
@@ -207,8 +208,6 @@ def test_gt_problem_is_reported(backend: Any, tmp_path: Path) -> None:
 
 
 def test_cli_solutions_and_mutants(suite: Path, tmp_path: Path) -> None:
-    from veriscale.cli import main
-
     sol = tmp_path / "sol.jsonl"
     sol.write_text(json.dumps({"task_id": "t_div", "code": GT_CODE, "precond": GT_PRE,
                                "postcond": GT_POST}) + "\nnot json\n")
@@ -335,7 +334,6 @@ def test_model_outputs_are_refused_without_isolation(suite: Path, tmp_path: Path
     file of model outputs stops at once (how to install it, how to override), unless
     --sandbox none says so on purpose; mutants (our own code) keep the warning."""
     from veriscale.backends.isolation import policy
-    from veriscale.cli import main
 
     monkeypatch.setattr(policy, "probe_bwrap", lambda: ("", "bwrap is not installed"))
     monkeypatch.delenv(policy.ENV_VAR, raising=False)
@@ -357,7 +355,7 @@ def test_model_outputs_are_refused_without_isolation(suite: Path, tmp_path: Path
 def test_a_candidate_living_on_unknown_is_flagged_with_its_causes(suite: Path,
                                                                   tmp_path: Path) -> None:
     """Per candidate, how many tests were UNKNOWN and why; more than half: flagged."""
-    from veriscale.cli import main
+
 
     loops = ("def floorDiv(a, b):\n    if a >= 0:\n        while True:\n            pass\n"
              "    return a // b\n")
@@ -391,9 +389,34 @@ def test_the_tests_that_failed_a_candidate_are_kept_smallest_first(
         {"input": {"a": 7, "b": -2}, "expected": -4, "got": -3}]
     assert "postcond_complete" not in post
     sound = post["postcond_sound"]
-    assert len(sound) == 3 and all(c["wanted"] == "rejected" and c["got"] == "true"
-                                   for c in sound)
+    assert len(sound) == 6 and all(c["wanted"] == "rejected" and c["got"] == "true"
+                                   for c in sound)  # every one kept; JSON shows the first 3
     assert sound[0]["input"] == {"a": 7, "b": 2}  # the smallest inputs first
     assert pre["precond_sound"] == [{"input": {"a": 7, "b": -2}, "wanted": "holds",
                                      "got": "false"}]
-    assert "counterexamples" in rep.tasks[0].samples[0].to_json()
+    shown = rep.tasks[0].samples[1].to_json()
+    assert shown["counterexamples"]["postcond_sound"] == sound[:3]
+    assert shown["counterexamples_total"] == {"postcond_sound": 6}
+    lines = list(rep.tasks[0].samples[1].counterexample_lines("plus"))
+    assert [x["rank"] for x in lines] == list(range(6))
+    assert lines[0] == {"schema": "veriscale.counterexample/1", "suite": "plus",
+                        "task_id": "t_div", "sample": 1, "metric": "postcond_sound", "rank": 0,
+                        **sound[0]}
+
+
+def test_counterexamples_export_writes_every_failing_test(suite: Path, tmp_path: Path) -> None:
+    sol = tmp_path / "s.jsonl"
+    sol.write_text(json.dumps({"task_id": "t_div", "code": "def floorDiv(a, b):\n"
+                               "    return int(a / b)\n"}) + "\n")
+    out = tmp_path / "cx" / "failed.jsonl"
+    res = CliRunner().invoke(main, ["evaluate", str(suite), "--solutions", str(sol),
+                                    "--sandbox", "none", "--no-cache",
+                                    "--counterexamples", str(out)])
+    assert res.exit_code == 0, res.output
+    lines = [json.loads(x) for x in out.read_text().splitlines()]
+    assert [(x["metric"], x["input"], x["expected"], x["got"]) for x in lines] == [
+        ("code", {"a": -7, "b": 2}, -4, -3), ("code", {"a": 7, "b": -2}, -4, -3)]
+    assert "2 counterexamples" in res.output
+    bad = CliRunner().invoke(main, ["evaluate", str(suite), "--mutants",
+                                    "--counterexamples", str(out)])
+    assert bad.exit_code != 0 and "needs --solutions" in bad.output

@@ -99,6 +99,10 @@ def _load(suite: Path, tasks: tuple[str, ...], console: Console, quiet: bool
               help="With --mutants: after this many timed-out tests a mutant's remaining "
               "tests count as UNKNOWN, not run (0: run them all; default 2).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of tables.")
+@click.option("--counterexamples", "counterexamples_path", default=None,
+              type=click.Path(dir_okay=False, path_type=Path),
+              help="With --solutions: write every test that failed a candidate, one JSON "
+              "object per line (schema veriscale.counterexample/1), smallest input first.")
 @executor_options
 @config_option
 @sandbox_option
@@ -109,7 +113,7 @@ def evaluate_command(suites: tuple[Path, ...], solutions: Path | None, mutants: 
                      backend_name: str | None, runner: str | None, timeout: float | None,
                      backend_opts: tuple[str, ...], ks_text: str, tasks: tuple[str, ...],
                      seed: int, max_mutants: int, mutant_timeouts: int | None, as_json: bool,
-                     executor: str | None, ray_address: str | None, config_path: Path | None,
+                     counterexamples_path: Path | None, executor: str | None, ray_address: str | None, config_path: Path | None,
                      sandbox: str | None, no_cache: bool) -> None:
     """Score SOLUTIONS on SUITE (VERINA semantics, pass@k with lower/upper bounds), or with
     --mutants the discriminative power of each SUITE."""
@@ -118,6 +122,8 @@ def evaluate_command(suites: tuple[Path, ...], solutions: Path | None, mutants: 
         raise click.UsageError("give exactly one of --solutions FILE or --mutants")
     if not mutants and len(suites) != 1:
         raise click.UsageError("--solutions scores one suite at a time")
+    if counterexamples_path is not None and solutions is None:
+        raise click.UsageError("--counterexamples needs --solutions")
     ks = _parse_ks(ks_text)
     configure_sandbox(sandbox, untrusted=solutions is not None)  # model outputs
     loaded, load_issues = [], []
@@ -148,7 +154,7 @@ def evaluate_command(suites: tuple[Path, ...], solutions: Path | None, mutants: 
         else:
             assert solutions is not None
             _run_solutions(oracle, loaded[0], solutions, ks, console, as_json, cache,
-                           load_issues)
+                           load_issues, counterexamples_path)
     finally:
         try:
             backend.close()
@@ -167,7 +173,8 @@ def _emit_json(data: dict[str, Any], cache: Any) -> None:
 
 def _run_solutions(backend: Any, suite: tuple[str, list[Any]], solutions: Path,
                    ks: tuple[int, ...], console: Console, as_json: bool, cache: Any,
-                   load_issues: list[str] | None = None) -> None:
+                   load_issues: list[str] | None = None,
+                   counterexamples_path: Path | None = None) -> None:
     from veriscale.evaluation.harness import BOUNDS, evaluate
     from veriscale.evaluation.solutions import load_solutions
 
@@ -190,6 +197,14 @@ def _run_solutions(backend: Any, suite: tuple[str, list[Any]], solutions: Path,
             unhook()
     task_issues = list(report.issues)  # tasks whose rows cannot be read: never PASS
     report.issues = list(load_issues or []) + [str(i) for i in issues] + task_issues
+    if counterexamples_path is not None:
+        from veriscale.atomic import write_text_atomic
+
+        lines = [json.dumps(line, sort_keys=True, default=str) for t in report.tasks
+                 for smp in t.samples for line in smp.counterexample_lines(name)]
+        write_text_atomic(counterexamples_path, "".join(f"{x}\n" for x in lines))
+        if not as_json:
+            console.print(escape(f"{len(lines)} counterexamples -> {counterexamples_path}"))
     if as_json:
         _emit_json(_with_isolation(report.to_json()), cache)
         return

@@ -63,8 +63,9 @@ class SampleResult:
     # part -> cause -> tests left UNKNOWN for it (backends.causes): what stood between
     # this candidate and a verdict, so a candidate that lives on UNKNOWN shows
     unknown_causes: dict[str, dict[str, int]] = field(default_factory=dict)
-    # metric -> the tests that failed this candidate, smallest first (at most
-    # COUNTEREXAMPLES): input, the output or verdict wanted, what the candidate gave
+    # metric -> every test that failed this candidate, smallest first: input, the
+    # output or verdict wanted, what the candidate gave (JSON shows COUNTEREXAMPLES;
+    # ``counterexample_lines`` all of them)
     counterexamples: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
 
     def mostly_unknown(self) -> list[str]:
@@ -87,19 +88,36 @@ class SampleResult:
             **({"unknown_causes": {p: dict(c) for p, c in self.unknown_causes.items()}}
                if self.unknown_causes else {}),
             **({"mostly_unknown": self.mostly_unknown()} if self.mostly_unknown() else {}),
-            **({"counterexamples": self.counterexamples} if self.counterexamples else {}),
+            **({"counterexamples": {m: c[:COUNTEREXAMPLES]
+                                    for m, c in self.counterexamples.items()},
+                "counterexamples_total": {m: len(c) for m, c in self.counterexamples.items()}}
+               if self.counterexamples else {}),
         }
+
+    def counterexample_lines(self, suite: str) -> Iterator[dict[str, Any]]:
+        """Every deciding test of this candidate as one flat record per test (the
+        ``--counterexamples`` JSONL schema, ``COUNTEREXAMPLE_SCHEMA``)."""
+        for metric in sorted(self.counterexamples):
+            for rank, case in enumerate(self.counterexamples[metric]):
+                yield {"schema": COUNTEREXAMPLE_SCHEMA, "suite": suite,
+                       "task_id": self.task_id, "sample": self.sample, "metric": metric,
+                       "rank": rank, **case}
 
 
 COUNTEREXAMPLES = 3
-"""Failing tests kept per metric of a candidate (the smallest: what a person reads first)."""
+"""Failing tests shown per metric of a candidate in JSON (the smallest: what a person
+reads first); the JSONL export holds them all."""
+
+COUNTEREXAMPLE_SCHEMA = "veriscale.counterexample/1"
+"""One line of ``evaluate --counterexamples``: suite, task_id, sample, metric, rank
+(0 = smallest input), input, and either expected/got (code) or output/wanted/got (specs)."""
 
 
 def _keep_counterexamples(res: SampleResult, metric: str, failed: list[dict[str, Any]]) -> None:
     """The smallest of ``failed`` (by their JSON text) as ``metric``'s counterexamples."""
     if failed:
         failed.sort(key=lambda c: len(json.dumps(c.get("input"), sort_keys=True, default=str)))
-        res.counterexamples[metric] = failed[:COUNTEREXAMPLES]
+        res.counterexamples[metric] = failed
 
 
 def _unobservable(n: int) -> Bounded:

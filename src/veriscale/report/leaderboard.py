@@ -17,6 +17,7 @@ matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt  # after use(): the backend must be chosen first
 
+from veriscale.evaluation.harness import COUNTEREXAMPLES
 from veriscale.evaluation.leaderboard import Leaderboard
 
 TITLES = {"code": "Code", "precond_postcond": "Spec sound & complete"}
@@ -106,8 +107,11 @@ def render_html(board: Leaderboard, png: Path | None = None) -> str:
                                f"{smp.sample}</summary>")
                     for part, why in sorted(smp.errors.items()):
                         out.append(f"<p>{e(part)}: <code>{e(why)}</code></p>")
-                    for metric, cases in sorted(smp.counterexamples.items()):
-                        out.append(f"<p>{e(metric)}</p><table><tr><th class='l'>input</th>"
+                    for metric, every in sorted(smp.counterexamples.items()):
+                        cases = every[:COUNTEREXAMPLES]
+                        more = (f" ({len(every)} failing tests; the {len(cases)} smallest)"
+                                if len(every) > len(cases) else "")
+                        out.append(f"<p>{e(metric)}{more}</p><table><tr><th class='l'>input</th>"
                                    "<th class='l'>wanted</th><th class='l'>gave</th></tr>")
                         for c in cases:
                             wanted = c.get("expected", c.get("output"))
