@@ -99,8 +99,8 @@ class ReportSettings(_Section):
     time_evaluation: str = Field(
         "auto",
         description="time a ground-truth evaluation on original / Plus / Lite for the "
-        "report's Table 2: on, off, or auto (on for the Python backend; on Lean it costs "
-        "several more Lean files per suite)",
+        "report's Table 2: on, off, or auto (on for the Python backend; on Lean and Coq it "
+        "costs one more evaluation of each suite: about a third of a Coq run)",
         pattern="^(auto|on|off)$",
     )
 
