@@ -352,7 +352,8 @@ def test_the_kernel_is_asked_a_sample_before_the_rest(fake_lean, tmp_path) -> No
     """57 stops compiled Lean and is stuck in the kernel too: of a request's twelve
     such checks, the kernel is asked its first eight; deciding none, it is not asked
     the other four (they keep compiled mode's reason). Where the sample decides at
-    least half, the rest are asked; one decided of eight is not enough."""
+    least half, the next round (twice as many) is asked; one decided of eight is not
+    enough."""
     exe, _ = fake_lean
     be = _backend(exe, tmp_path, batch_size=1, crash_retries=0)
     got = be.precondition_holds(_task(), None, [(57,)] * 12)
@@ -367,6 +368,11 @@ def test_the_kernel_is_asked_a_sample_before_the_rest(fake_lean, tmp_path) -> No
     got = be.precondition_holds(_task(), None, [(57,)] * 7 + [(77,)] * 5)
     assert got == [Verdict.UNKNOWN] * 7 + [Verdict.TRUE] + [Verdict.UNKNOWN] * 4
     assert be.stats.extra["kernel_fallback"] == {"asked": 8, "decided": 1, "not_asked": 4}
+    # rounds grow (8, 16, ...): a request goes on only while each decides half of it
+    be = _backend(exe, tmp_path, batch_size=1, crash_retries=0)
+    got = be.precondition_holds(_task(), None, [(77,)] * 8 + [(57,)] * 20)
+    assert got == [Verdict.TRUE] * 8 + [Verdict.UNKNOWN] * 20
+    assert be.stats.extra["kernel_fallback"] == {"asked": 24, "decided": 8, "not_asked": 4}
 
 
 def test_a_task_that_keeps_crashing_lean_leaves_other_tasks_answered(fake_lean, tmp_path) -> None:

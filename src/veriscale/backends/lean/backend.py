@@ -1545,22 +1545,29 @@ class LeanBackend:
                 where.append((ri, sorted(idx, key=lambda i, items=items: len(repr(items[i])))))
         if not where:
             return
-        # A sample of each request's crashed checks goes first (its smallest ones):
-        # where kernel reduction decides none of them, the rest keep compiled
-        # mode's reason instead of climbing the heartbeat ladder one by one (a task's
-        # hundreds of string-code reference runs held one Lean process for 20 min).
-        sample = [(ri, idx[:KERNEL_SAMPLE]) for ri, idx in where]
-        rest = [(ri, idx[KERNEL_SAMPLE:]) for ri, idx in where if len(idx) > KERNEL_SAMPLE]
-        decided = self._kernel_round(requests, answers, early, sample)
-        # the rest only where the kernel decided at least half of the sample: one small
-        # check decided among long ones says little about the others (verina_advanced_27's
-        # string LCS decided its shortest and held a Lean process for 20 min on the rest)
-        worth = {ri for ri, n in decided.items() if 2 * n >= KERNEL_SAMPLE}
-        rest = [(ri, idx) for ri, idx in rest if ri in worth]
-        if rest:
-            self._kernel_round(requests, answers, early, rest)
-        given_up = sum(len(idx) - KERNEL_SAMPLE for ri, idx in where
-                       if len(idx) > KERNEL_SAMPLE and ri not in worth)
+        # Rounds of growing size, smallest checks first: 8 of each request's crashed
+        # checks, then the next 16, 32, ... A request goes on to its next round only
+        # where the kernel decided at least half of this one; the rest keep compiled
+        # mode's reason instead of climbing the heartbeat ladder one by one. One small
+        # check decided says little about the long ones: verina_advanced_27's string
+        # LCS decided its shortest and held a Lean process for 20 min on the rest, and
+        # verina_advanced_3's all-subsequences postcondition decided its smallest
+        # pairs and then spent more than 16 min per file on the large ones.
+        given_up = 0
+        size = KERNEL_SAMPLE
+        while where:
+            decided = self._kernel_round(requests, answers, early,
+                                         [(ri, idx[:size]) for ri, idx in where])
+            going: list[tuple[int, list[int]]] = []
+            for ri, idx in where:
+                left = idx[size:]
+                if not left:
+                    continue
+                if 2 * decided.get(ri, 0) >= size:
+                    going.append((ri, left))
+                else:
+                    given_up += len(left)
+            where, size = going, 2 * size
         if given_up:
             with self._lock:
                 row = self.stats.extra.setdefault("kernel_fallback", {"asked": 0, "decided": 0})
