@@ -18,9 +18,15 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from veriscale.backends.registry import backend_names, make_backend
-from veriscale.benchmark.loader import load_benchmark
-from veriscale.commands.execution_options import config_option, executor_from_cli, executor_options
+from veriscale.backends.registry import backend_names
+from veriscale.commands.execution_options import config_option, executor_options
+from veriscale.commands.oracle import (
+    backend_options,
+    load_suite,
+    open_oracle,
+    percent,
+    with_isolation,
+)
 from veriscale.commands.sandbox_option import configure_sandbox, sandbox_option
 from veriscale.commands.status import Status, hook_backend
 
@@ -37,42 +43,6 @@ def _parse_ks(text: str) -> tuple[int, ...]:
     if not ks or ks[0] < 1:
         raise click.BadParameter("--k values must be >= 1")
     return ks
-
-
-def _backend_options(runner: str | None, options: tuple[str, ...]) -> dict[str, Any]:
-    opts: dict[str, Any] = {}
-    if runner:
-        opts["runner"] = runner
-    for item in options:
-        key, sep, raw = item.partition("=")
-        if not sep or not key:
-            raise click.BadParameter(f"backend option must be KEY=VALUE, got {item!r}")
-        try:
-            opts[key] = json.loads(raw)
-        except json.JSONDecodeError:
-            opts[key] = raw
-    return opts
-
-
-def _with_isolation(data: dict[str, Any]) -> dict[str, Any]:
-    """``--json`` output says which OS isolation the candidates ran under."""
-    from veriscale.backends import isolation
-
-    return {**data, "isolation": isolation.current().to_json()}
-
-
-def _fmt(x: float | None) -> str:
-    return "n/a" if x is None else f"{100 * x:.2f}"
-
-
-def _load(suite: Path, tasks: tuple[str, ...], console: Console, quiet: bool
-          ) -> tuple[list[Any], list[str]]:
-    loaded, issues = load_benchmark(suite, list(tasks) or None)
-    if issues and not quiet:
-        console.print(f"[yellow]{escape(str(suite))}: {len(issues)} load issue(s)[/]")
-        for issue in issues[:10]:
-            console.print(escape(f"  {issue}"))
-    return loaded, [f"{suite}: {i}" for i in issues]
 
 
 @click.command("evaluate")
@@ -128,7 +98,7 @@ def evaluate_command(suites: tuple[Path, ...], solutions: Path | None, mutants: 
     configure_sandbox(sandbox, untrusted=solutions is not None)  # model outputs
     loaded, load_issues = [], []
     for s in suites:
-        ts, issues = _load(s, tasks, console, as_json)
+        ts, issues = load_suite(s, tasks, console, as_json)
         loaded.append((str(s), ts))
         load_issues.extend(issues)
     for name, ts in loaded:
@@ -138,30 +108,16 @@ def evaluate_command(suites: tuple[Path, ...], solutions: Path | None, mutants: 
     from veriscale.backends.language import plugin_for
 
     name = backend_name or plugin_for(first_tasks[0]).backend
-    options = _backend_options(runner, backend_opts)
-    if timeout is not None:
-        options["timeout"] = timeout
-    from veriscale.backends.cache import OracleCache, default_cache_path, with_cache
-
-    units = executor_from_cli(executor, ray_address, config_path=config_path)
-    backend = make_backend(name, executor=units, **options)
-    cache = None if no_cache else OracleCache(default_cache_path())
-    oracle = backend if cache is None else with_cache(backend, cache)
-    try:
+    options = backend_options(runner, backend_opts, timeout)
+    with open_oracle(name, options, executor=executor, ray_address=ray_address,
+                     config_path=config_path, no_cache=no_cache) as oracle:
         if mutants:
-            _run_mutants(oracle, loaded, seed, max_mutants, console, as_json, cache,
-                         mutant_timeouts)
+            _run_mutants(oracle.backend, loaded, seed, max_mutants, console, as_json,
+                         oracle.cache, mutant_timeouts)
         else:
             assert solutions is not None
-            _run_solutions(oracle, loaded[0], solutions, ks, console, as_json, cache,
-                           load_issues, counterexamples_path)
-    finally:
-        try:
-            backend.close()
-        finally:
-            units.close()
-            if cache is not None:
-                cache.close()
+            _run_solutions(oracle.backend, loaded[0], solutions, ks, console, as_json,
+                           oracle.cache, load_issues, counterexamples_path)
 
 
 def _emit_json(data: dict[str, Any], cache: Any) -> None:
@@ -206,7 +162,7 @@ def _run_solutions(backend: Any, suite: tuple[str, list[Any]], solutions: Path,
         if not as_json:
             console.print(escape(f"{len(lines)} counterexamples -> {counterexamples_path}"))
     if as_json:
-        _emit_json(_with_isolation(report.to_json()), cache)
+        _emit_json(with_isolation(report.to_json()), cache)
         return
     scores = Table(title=f"{name}: scores (%, mean over {len(tasks)} tasks)")
     scores.add_column("metric", no_wrap=True)
@@ -214,7 +170,7 @@ def _run_solutions(backend: Any, suite: tuple[str, list[Any]], solutions: Path,
         for b in BOUNDS:
             scores.add_column(f"pass@{k} {b}", justify="right")
     for m in report.metrics:
-        scores.add_row(m, *[_fmt(report.score(m, b, k)) for k in report.ks for b in BOUNDS])
+        scores.add_row(m, *[percent(report.score(m, b, k)) for k in report.ks for b in BOUNDS])
     console.print(scores)
     shown = [m for m in SHOWN_TASK_METRICS if m in report.metrics]
     per_task = Table(title="per task (lower/upper; c/n over several samples)")
@@ -264,7 +220,7 @@ def _run_mutants(backend: Any, loaded: list[tuple[str, list[Any]]], seed: int,
     except ValueError as exc:
         raise click.ClickException(str(exc)) from exc
     if as_json:
-        _emit_json(_with_isolation(report.to_json()), cache)
+        _emit_json(with_isolation(report.to_json()), cache)
         return
     kinds = ["code", "precond", "postcond", "all"]
     table = Table(title=f"discriminative power: share of flawed candidates definitely detected "

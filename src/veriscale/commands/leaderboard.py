@@ -13,9 +13,15 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from veriscale.backends.registry import backend_names, make_backend
-from veriscale.commands.evaluate import _backend_options, _fmt, _load, _with_isolation
-from veriscale.commands.execution_options import config_option, executor_from_cli, executor_options
+from veriscale.backends.registry import backend_names
+from veriscale.commands.execution_options import config_option, executor_options
+from veriscale.commands.oracle import (
+    backend_options,
+    load_suite,
+    open_oracle,
+    percent,
+    with_isolation,
+)
 from veriscale.commands.sandbox_option import configure_sandbox, sandbox_option
 from veriscale.commands.status import Status, hook_backend
 
@@ -73,7 +79,6 @@ def leaderboard_command(suites: tuple[Path, ...], models: tuple[str, ...],
     with both bounds and their gap, each model's drop from the first SUITE with a
     bootstrap interval over tasks, the models' rank on each suite and Kendall's tau
     between suites' rankings."""
-    from veriscale.backends.cache import OracleCache, default_cache_path, with_cache
     from veriscale.backends.language import plugin_for
     from veriscale.evaluation.harness import evaluate
     from veriscale.evaluation.leaderboard import Leaderboard
@@ -87,40 +92,28 @@ def leaderboard_command(suites: tuple[Path, ...], models: tuple[str, ...],
     names = _names(suites)
     loaded = []
     for s in suites:
-        ts, _ = _load(s, tasks, console, as_json)
+        ts, _ = load_suite(s, tasks, console, as_json)
         if not ts:
             raise click.ClickException(f"{s}: no loadable tasks")
         loaded.append(ts)
     name = backend_name or plugin_for(loaded[0][0]).backend
-    options = _backend_options(runner, backend_opts)
-    if timeout is not None:
-        options["timeout"] = timeout
-    units = executor_from_cli(executor, ray_address, config_path=config_path)
-    backend = make_backend(name, executor=units, **options)
-    cache = None if no_cache else OracleCache(default_cache_path())
-    oracle = backend if cache is None else with_cache(backend, cache)
+    options = backend_options(runner, backend_opts, timeout)
     reports: dict[str, dict[str, Any]] = {}
-    try:
-        with Status(console, "leaderboard") as status:
-            unhook = hook_backend(oracle, status, "leaderboard")
-            try:
-                for suite, ts in zip(names, loaded, strict=True):
-                    for model, path in chosen:
-                        status.update(f"leaderboard: {model} on {suite}")
-                        cands, issues = load_solutions(path, ts)
-                        for issue in issues if not as_json else []:
-                            console.print(f"[yellow]{escape(f'{model}: {path}: {issue}')}[/]")
-                        reports.setdefault(suite, {})[model] = evaluate(oracle, ts, cands,
-                                                                        suite=suite)
-            finally:
-                unhook()
-    finally:
+    with open_oracle(name, options, executor=executor, ray_address=ray_address,
+                     config_path=config_path, no_cache=no_cache) as oracle, \
+            Status(console, "leaderboard") as status:
+        unhook = hook_backend(oracle.backend, status, "leaderboard")
         try:
-            backend.close()
+            for suite, ts in zip(names, loaded, strict=True):
+                for model, path in chosen:
+                    status.update(f"leaderboard: {model} on {suite}")
+                    cands, issues = load_solutions(path, ts)
+                    for issue in issues if not as_json else []:
+                        console.print(f"[yellow]{escape(f'{model}: {path}: {issue}')}[/]")
+                    reports.setdefault(suite, {})[model] = evaluate(oracle.backend, ts, cands,
+                                                                    suite=suite)
         finally:
-            units.close()
-            if cache is not None:
-                cache.close()
+            unhook()
     board = Leaderboard(names, [n for n, _ in chosen], reports, rounds=rounds, seed=seed)
     if csv_path is not None:
         rows = board.rows()
@@ -143,7 +136,7 @@ def leaderboard_command(suites: tuple[Path, ...], models: tuple[str, ...],
         if png_path is None and png is not None:
             png.unlink(missing_ok=True)  # the page holds it
     if as_json:
-        json.dump(_with_isolation(board.to_json()), sys.stdout, indent=1)
+        json.dump(with_isolation(board.to_json()), sys.stdout, indent=1)
         sys.stdout.write("\n")
         return
     _print(board, console)
@@ -166,11 +159,11 @@ def _print(board: Any, console: Console) -> None:
             cells = []
             for metric in board.metrics:
                 d = board.drop(suite, model, metric)
-                cells += [_fmt(board.score(suite, model, metric)),
-                          _fmt(board.score(suite, model, metric, "upper")),
-                          _fmt(board.gap(suite, model, metric)),
+                cells += [percent(board.score(suite, model, metric)),
+                          percent(board.score(suite, model, metric, "upper")),
+                          percent(board.gap(suite, model, metric)),
                           f"{ranking[metric][model]:g}",
-                          "" if d is None else f"{_fmt(d[0])} [{_fmt(d[1])}, {_fmt(d[2])}]"]
+                          "" if d is None else f"{percent(d[0])} [{percent(d[1])}, {percent(d[2])}]"]
             table.add_row(escape(suite), escape(model), *cells)
     console.print(table)
     for metric in board.metrics:
