@@ -13,12 +13,14 @@ compiled mode must decide everything kernel mode does.
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from veriscale.backends.base import Implementation, Label, Spec, Verdict
+from veriscale.backends.lean.backend import KERNEL_SAMPLE
 from veriscale.backends.registry import make_backend
 from veriscale.benchmark.loader import load_benchmark
 
@@ -123,10 +125,15 @@ def test_one_lean_process_for_everything(answers: dict[str, Any]) -> None:
     assert st.extra["files"] <= 4
     fallback = st.extra.get("kernel_fallback", {"asked": 0, "decided": 0})
     assert fallback["asked"] == fallback["decided"]  # the kernel decided all of them
-    # the kernel is asked a sample of each request's crashed checks, then the rest: two
-    # rounds, each its own file or two
-    assert st.processes <= st.extra["files"] + (4 if fallback["asked"] else 0), (
-        st.processes, st.extra)
+    # every process is a compiled file or a kernel-fallback file
+    assert st.processes == st.extra["files"] + fallback.get("files", 0), (st.processes, st.extra)
+    if fallback["asked"]:
+        # rounds of 8, 16, 32, ... of each request's crashed checks, smallest first: a
+        # request of n crashed checks takes ceil(log2(n/8 + 1)) rounds at most; each round
+        # is a file per worker, and a file again on a heartbeat-ladder step
+        most = math.ceil(math.log2(fallback["asked"] / KERNEL_SAMPLE + 1))
+        assert 1 <= fallback["rounds"] <= most, (fallback, most)
+        assert fallback["files"] <= 3 * fallback["rounds"], fallback
 
     def commands(task_id: str | None) -> int:
         # every item is one check (compiled mode classifies by the decision alone)

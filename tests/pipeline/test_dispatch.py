@@ -130,3 +130,38 @@ def test_requests_without_items_never_reach_the_backend():
     backend = Plain()
     assert dispatch.many(backend, "classify", [("t", []), ("t", [])]) == [[], []]
     assert backend.calls == []
+
+
+class SideBySide(Plain):
+    """Two requests at once: each call waits until the other has started too."""
+
+    side_by_side = 2
+
+    def __init__(self, mode: str = "ok") -> None:
+        super().__init__(mode)
+        import threading
+
+        self.barrier = threading.Barrier(2, timeout=10)
+
+    def run(self, task, impl, inputs):
+        self.barrier.wait()  # BrokenBarrierError (a failure value) if run one at a time
+        return super().run(task, impl, inputs)
+
+
+def test_a_backend_that_can_answers_requests_side_by_side() -> None:
+    be = SideBySide()
+    got = dispatch.answer(be, [("run", (None, None, [1, 2])), ("run", (None, None, [3]))])
+    assert got == [[Outcome(True, 1), Outcome(True, 2)], [Outcome(True, 3)]]
+    # in order, each request its own answers; and a raising one fails only its own items
+    be = SideBySide("raise")
+    got = dispatch.answer(be, [("run", (None, None, [1])), ("run", (None, None, [2, 3]))])
+    assert [len(g) for g in got] == [1, 2]
+    assert all(not o.ok and o.error.startswith("infrastructure:") for g in got for o in g)
+
+
+def test_by_default_requests_are_answered_one_at_a_time() -> None:
+    be = SideBySide()
+    be.side_by_side = 1  # the barrier then never fills: each call fails after its timeout
+    be.barrier = __import__("threading").Barrier(2, timeout=0.2)
+    got = dispatch.answer(be, [("run", (None, None, [1])), ("run", (None, None, [2]))])
+    assert all(not o.ok for g in got for o in g)

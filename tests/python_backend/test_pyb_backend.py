@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from veriscale.backends.base import Backend, Implementation, Label, Spec, Verdict
 from veriscale.backends.python.backend import PythonBackend
@@ -131,3 +133,38 @@ def test_stats(task: Task) -> None:
         assert b.stats.processes == 1
         assert b.stats.checks == 60
         assert b.stats.seconds > 0
+
+
+def test_a_looping_mutant_waits_as_long_as_the_reference_takes(task: Task) -> None:
+    """A mutant of the reference is waited for as long as the reference took on that
+    input (times twenty, a quarter second at least), not the configured limit; a
+    candidate from anywhere else keeps the limit. The 30 s limit makes the difference
+    plain without timing anything finely."""
+    import time
+
+    loop = "def maxPlusK(xs, k):\n    while xs:\n        pass\n    return 0\n"
+    inputs = [((1, 2), 3), ((5,), 0)]
+    with PythonBackend(workers=1, timeout=30.0, candidate_seconds=120.0) as b:
+        start = time.monotonic()
+        got = b.run(task, Implementation(loop, origin="mutant"), inputs)
+        assert [o.error for o in got] == ["timeout", "timeout"]  # UNKNOWN, never a FAIL
+        assert time.monotonic() - start < 15.0
+        # the reference was timed on both inputs, once
+        assert len(b._reference_seconds) == 2
+        ok = b.run(task, Implementation("def maxPlusK(xs, k):\n    return max(xs) + k\n",
+                                        origin="mutant"), inputs)
+        assert [o.value for o in ok] == [5, 5] and len(b._reference_seconds) == 2
+        assert b._waits(task, "llm:m", ["reference"], [[[1, 2], 3]], {}) is None
+
+
+@given(st.floats(0, 100), st.floats(0, 100), st.floats(0.01, 60))
+def test_following_the_reference_never_waits_longer_than_the_limit(
+        a: float, b: float, timeout: float) -> None:
+    from veriscale.backends.python.sandbox import SandboxLimits, follow_reference
+
+    lim = SandboxLimits(timeout=timeout)
+    wa, wb = follow_reference(a, lim), follow_reference(b, lim)
+    assert wa is not None and wb is not None
+    assert 0 < wa <= timeout + max(0.5, 0.5 * timeout)  # the server's own wait
+    assert (wa <= wb) == (a <= b) or wa == wb  # a slower reference never waits less
+    assert follow_reference(None, lim) is None

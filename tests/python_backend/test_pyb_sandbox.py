@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -247,6 +248,24 @@ def test_candidate_budget_covers_all_its_items() -> None:
         assert all(r.error.startswith("timeout") for r in results[4:])
         assert "budget" in results[-1].error
         assert sb.stats.restarts == 0  # the server killed the child, not the pool the server
+
+
+def test_waiting_for_a_worker_spends_no_budget() -> None:
+    """Two candidates asked at once on one worker: the second waits for the first's
+    1.2 s, longer than its whole budget, and still runs every item (its budget counts
+    only the time its own items run), so a neighbour cannot change a verdict."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    src = "import time\ndef slow(x):\n    time.sleep(0.3)\n    return x\n"
+    fast = "def f(x):\n    return x + 1\n"
+    limits = SandboxLimits(timeout=1.0, candidate_seconds=1.0)
+    with Sandbox(workers=1, limits=limits, batch_size=4) as sb, ThreadPoolExecutor(2) as pool:
+        first = pool.submit(sb.call_many, src, ["slow"], [[k] for k in range(4)],
+                            restricted=False)
+        time.sleep(0.1)  # the slow one holds the only worker
+        second = pool.submit(sb.call_many, fast, ["f"], [[k] for k in range(4)])
+        assert [r.value for r in second.result()] == [1, 2, 3, 4]
+        assert any(not r.ok and "budget" in r.error for r in first.result())
 
 
 def test_each_candidate_starts_from_a_clean_interpreter() -> None:

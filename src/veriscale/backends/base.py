@@ -231,12 +231,14 @@ HINTS: dict[str, Any] = {
     "classify_checks_syntax": False,
     "default_cell_budget": 0,
     "plausible_unavailable": "",
+    "side_by_side": 1,
 }
 """Optional attributes a backend may declare, with the value meant when it does not:
 ``classify_checks_syntax`` (its ``classify`` also answers the syntax filter),
 ``default_cell_budget`` ((expected input, adversary) cells per task when the config
 sets none; 0 = every cell), ``plausible_unavailable`` (why property-based search
-is off). The wrappers (oracle cache, coalescing proxy) pass every hint on through
+is off), ``side_by_side`` (how many requests a backend without the batch capability
+answers at once, each from its own thread: its calls must be thread-safe). The wrappers (oracle cache, coalescing proxy) pass every hint on through
 :func:`hint`, so wrapping a backend never changes what a stage does."""
 
 

@@ -4,7 +4,7 @@ Every stage, the evaluation harness, ``verify`` and the coalescer send their
 oracle calls here as :data:`~veriscale.backends.base.Request` lists. A backend
 with the batch capability (:class:`~veriscale.backends.base.BatchBackend`)
 gets them all in one ``evaluate_many``; any other backend gets one protocol
-call per request. Whatever the backend does (raise, return too few or too
+call per request, several at once where it says it can (the ``side_by_side`` hint). Whatever the backend does (raise, return too few or too
 many answers), each request comes back with exactly one result per item, and
 a backend failure is an ``infrastructure:`` failure value for those items
 (UNKNOWN, never the candidate's FAIL), so no caller needs its own ``except``
@@ -14,6 +14,7 @@ or length check.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from veriscale.backends.base import (
@@ -26,6 +27,7 @@ from veriscale.backends.base import (
     Request,
     Verdict,
     Verdicts,
+    hint,
 )
 
 
@@ -102,6 +104,11 @@ def answer(backend: Backend, requests: Sequence[Request]) -> list[list[Any]]:
             answers = None  # retried one by one below, so the culprit is isolated
         if answers is not None and len(answers) == len(requests):
             return [_checked(op, args, a) for (op, args), a in zip(requests, answers, strict=True)]
+    width = min(len(requests), hint(backend, "side_by_side"))
+    if width > 1:
+        # one candidate's few tests fill one sandbox worker; its neighbours fill the rest
+        with ThreadPoolExecutor(max_workers=width, thread_name_prefix="veriscale-requests") as p:
+            return list(p.map(lambda r: _single(backend, *r), requests))
     return [_single(backend, op, args) for op, args in requests]
 
 

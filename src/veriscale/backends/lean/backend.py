@@ -1612,6 +1612,9 @@ class LeanBackend:
             row = self.stats.extra.setdefault("kernel_fallback", {"asked": 0, "decided": 0})
             row["asked"] += sum(len(idx) for _, idx in where)
             row["decided"] += decided
+            # how the processes above split: compiled files are ``files``, these are not
+            row["rounds"] = row.get("rounds", 0) + 1
+            row["files"] = row.get("files", 0) + ks.processes
         return decided_in
 
     @property

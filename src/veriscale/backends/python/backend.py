@@ -12,6 +12,7 @@ is statically checked and runs with restricted builtins and imports.
 from __future__ import annotations
 
 import hashlib
+import threading
 import time
 from collections.abc import Callable, Collection, Sequence
 from typing import Any
@@ -34,6 +35,7 @@ from veriscale.backends.python.sandbox import (
     Sandbox,
     SandboxLimits,
     check_untrusted_python,
+    follow_reference,
 )
 from veriscale.benchmark.model import Input, Task
 from veriscale.execution import Executor, is_remote
@@ -61,8 +63,8 @@ def _join(*parts: str) -> str:
 
 class PythonBackend:
     """Backend for Python-spec tasks. Options: ``workers`` (pool size), ``timeout``
-    (seconds per item), ``candidate_seconds`` (wall-clock budget of one candidate
-    over all its tests), ``memory_mb``, ``cpu_seconds``, ``max_output_bytes`` (one
+    (seconds per item), ``candidate_seconds`` (time budget of one candidate, summed
+    over the time its tests run), ``memory_mb``, ``cpu_seconds``, ``max_output_bytes`` (one
     result), ``batch_size`` (items per child), ``check_safety`` (static screen of
     candidate code), ``sandbox`` (``auto``/``os``/``none``; default: the process-wide
     choice, see :mod:`veriscale.backends.isolation`), ``seed`` (the run seed, from
@@ -86,8 +88,11 @@ class PythonBackend:
                                isolation_info=info, seed=seed)
         self.check_safety = check_safety
         self._spec_errors: dict[tuple[str, str, str], str] = {}
+        # (task, part, input) -> the reference's own seconds there (see _waits)
+        self._reference_seconds: dict[tuple[str, str, str], float | None] = {}
         self.executor = executor
         self._stats = BackendStats()
+        self._stats_lock = threading.Lock()
         self._stats.extra["isolation"] = self.sandbox.describe()
         ignored = sorted(k for k, v in other.items() if v is not None)
         if ignored:
@@ -111,8 +116,17 @@ class PythonBackend:
     def close(self) -> None:
         self.sandbox.close()
 
+    @property
+    def side_by_side(self) -> int:
+        """Requests answered at once (see ``HINTS``): one per sandbox worker, so
+        ``evaluate --mutants`` keeps every core busy; each candidate's time budget
+        counts only the time its own chunks run, so a neighbour costs it nothing. A
+        remote executor runs calls on the cluster: one at a time from here."""
+        return 1 if is_remote(self.executor) else self.sandbox.worker_count
+
     def _call(self, source: str, funcs: Sequence[str], items: Sequence[Sequence[Any]],
-              restricted: bool, fresh: bool = False) -> list[CallResult]:
+              restricted: bool, fresh: bool = False,
+              waits: Sequence[float | None] | None = None) -> list[CallResult]:
         start = time.perf_counter()
         try:
             if is_remote(self.executor):
@@ -121,10 +135,11 @@ class PythonBackend:
                                     source, funcs, items, restricted, seed=self.sandbox.seed,
                                     sandbox=self.sandbox.isolation.mode, fresh=fresh)
             return self.sandbox.call_many(source, funcs, items, restricted=restricted,
-                                          fresh=fresh)
+                                          fresh=fresh, waits=waits)
         finally:
-            self._stats.checks += len(items)
-            self._stats.seconds += time.perf_counter() - start
+            with self._stats_lock:  # requests may run side by side
+                self._stats.checks += len(items)
+                self._stats.seconds += time.perf_counter() - start
 
     # -- module assembly -------------------------------------------------------
 
@@ -193,15 +208,45 @@ class PythonBackend:
 
     def _evaluate(self, source: str, funcs: Sequence[str], natives: list[list[Any]],
                   bad: dict[int, str], restricted: bool,
-                  fresh: bool = False) -> list[CallResult]:
+                  fresh: bool = False,
+                  waits: list[float | None] | None = None) -> list[CallResult]:
         """Call on the good items only; bad items get an ``ill_typed`` failure."""
         good = [k for k in range(len(natives)) if k not in bad]
-        got = self._call(source, funcs, [natives[k] for k in good], restricted, fresh)
+        got = self._call(source, funcs, [natives[k] for k in good], restricted, fresh,
+                         None if waits is None else [waits[k] for k in good])
         out = [CallResult(False, error=f"ill_typed: input: {bad[k]}") if k in bad else None
                for k in range(len(natives))]
         for k, r in zip(good, got, strict=True):
             out[k] = r
         return [r for r in out if r is not None]
+
+    def _waits(self, task: Task, origin: str, funcs: Sequence[str],
+               natives: list[list[Any]], bad: dict[int, str]) -> list[float | None] | None:
+        """Per item, how long to wait for a mutant of the reference (``origin`` is
+        ``"mutant"``): :func:`follow_reference` of the reference's own time on that
+        input, so a looping mutant costs a fraction of a second, not the limit.
+        The reference (``funcs`` of the task's own module) is timed here, on the
+        items it has not run yet in this backend's life; any other candidate, and
+        every candidate on a remote executor (another machine's clock), gets the
+        configured limit."""
+        if origin != "mutant" or task.python is None or is_remote(self.executor):
+            return None
+        keys = [(task.id, ",".join(funcs), repr(natives[k])) if k not in bad else None
+                for k in range(len(natives))]
+        with self._stats_lock:
+            todo = [k for k, key in enumerate(keys)
+                    if key is not None and key not in self._reference_seconds]
+        if todo:
+            timed = self._call(self._gt_source(task), funcs, [natives[k] for k in todo], False)
+            with self._stats_lock:
+                for k, r in zip(todo, timed, strict=True):
+                    key = keys[k]
+                    assert key is not None
+                    self._reference_seconds[key] = r.seconds if r.ok else None
+        with self._stats_lock:
+            return [None if key is None
+                    else follow_reference(self._reference_seconds.get(key), self.sandbox.limits)
+                    for key in keys]
 
     def _bool_verdicts(self, results: list[CallResult], key: tuple[str, str, str] | None = None,
                        unknown: list[str] | None = None,
@@ -272,7 +317,9 @@ class PythonBackend:
         if why:
             return [Outcome(False, error=f"compile: {why}") for _ in inputs]
         natives, bad = self._native_inputs(task, inputs)
-        results = self._evaluate(source, funcs, natives, bad, restricted)
+        waits = self._waits(task, impl.origin, ["reference"], natives, bad) \
+            if impl is not None else None
+        results = self._evaluate(source, funcs, natives, bad, restricted, waits=waits)
         return [self._outcome(task, r) for r in results]
 
     @staticmethod
@@ -328,8 +375,10 @@ class PythonBackend:
         func = "precondition" if which == "pre" else "postcondition"
         # A candidate specification judges each item in a fresh module: it must not
         # learn which items are the answer key from the order it is asked them.
-        results = self._evaluate(source, [func], extend(natives), bad, restricted,
-                                 fresh=restricted)
+        items = extend(natives)
+        waits = self._waits(task, spec.origin, [func], items, bad) if spec is not None else None
+        results = self._evaluate(source, [func], items, bad, restricted, fresh=restricted,
+                                 waits=waits)
         unknown: list[str] = []
         got = self._bool_verdicts(results, _spec_key(task, which, source) if restricted else None,
                                   unknown, bad)

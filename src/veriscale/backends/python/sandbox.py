@@ -213,7 +213,7 @@ class CallResult:
 @dataclass(frozen=True)
 class SandboxLimits:
     timeout: float = 2.0  # per item: the server kills the child at timeout + grace
-    candidate_seconds: float = 60.0  # wall-clock budget of one candidate over all its items
+    candidate_seconds: float = 60.0  # one candidate's budget: the time its items run, summed
     load_timeout: float = 5.0  # executing a module's top level
     memory_mb: int = 512  # RLIMIT_AS of each worker and its children
     cpu_seconds: float | None = None  # optional per-item CPU budget (SIGXCPU kills)
@@ -241,6 +241,23 @@ class SandboxStats:
     items: int = 0
     loads: int = 0
     extra: dict[str, int] = field(default_factory=dict)
+
+
+REFERENCE_FACTOR = 20.0
+REFERENCE_FLOOR = 0.25
+
+
+def follow_reference(reference_seconds: float | None, limits: SandboxLimits) -> float | None:
+    """How long to wait for a mutant of the reference on an input the reference ran in
+    ``reference_seconds``: twenty times that, at least a quarter second, never more than
+    the configured limit, plus the same proportional grace. A loop is caught in a
+    fraction of a second, not at the limit; an honest slower variant has room (a
+    timeout is UNKNOWN, never a FAIL). ``None`` (the reference's time is not known):
+    the configured limit."""
+    if reference_seconds is None or reference_seconds < 0:
+        return None
+    limit = min(limits.timeout, max(REFERENCE_FLOOR, REFERENCE_FACTOR * reference_seconds))
+    return limit + max(0.1, 0.5 * limit)
 
 
 def module_key(source: str, restricted: bool) -> str:
@@ -503,9 +520,11 @@ class WorkerProcess:
 
     def run(self, source: str, restricted: bool, funcs: Sequence[str],
             items: Sequence[list[Any]], seeds: Sequence[int], seed: int,
-            budget: float, fresh: bool = False) -> RunReply:
+            budget: float, fresh: bool = False,
+            waits: Sequence[float | None] | None = None) -> RunReply:
         """One candidate module on ``items`` in a fresh child of this server (with
-        ``fresh``, a fresh child, and module, for each item)."""
+        ``fresh``, a fresh child, and module, for each item; with ``waits``, how long
+        the server waits for each item, where shorter than the limit)."""
         lim = self.limits
         self.stats.round_trips += 1
         self.stats.loads += 1
@@ -514,7 +533,8 @@ class WorkerProcess:
             self._send({"op": "run", "source": source, "restricted": restricted,
                         "funcs": list(funcs), "items": list(items), "seeds": list(seeds),
                         "seed": seed, "timeout": lim.timeout, "load_timeout": lim.load_timeout,
-                        "budget": budget, "cpu_seconds": lim.cpu_seconds, "fresh": fresh})
+                        "budget": budget, "cpu_seconds": lim.cpu_seconds, "fresh": fresh,
+                        "waits": list(waits) if waits is not None else None})
             while True:
                 frame = self._recv(time.monotonic() + lim.reply_deadline)
                 if not isinstance(frame, dict):
@@ -554,6 +574,26 @@ def _parse_item(reply: Any, index: int) -> CallResult | None:
 
 # ---------------------------------------------------------------------------
 # the pool
+
+
+class _Budget:
+    """One candidate's time budget over all its items, spent only while one of its
+    chunks runs on a worker: waiting for a worker that another candidate holds costs
+    it nothing, so candidates evaluated side by side cannot change each other's
+    verdicts."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self._spent = 0.0
+        self._lock = threading.Lock()
+
+    def left(self) -> float:
+        with self._lock:
+            return self.seconds - self._spent
+
+    def spend(self, seconds: float) -> None:
+        with self._lock:
+            self._spent += max(0.0, seconds)
 
 
 class Sandbox:
@@ -637,22 +677,29 @@ class Sandbox:
         finally:
             self._idle.put(w)
 
+    @property
+    def worker_count(self) -> int:
+        return len(self._workers)
+
     def call_many(
         self, source: str, funcs: Sequence[str], items: Sequence[Sequence[Any]], *,
         restricted: bool = True, fresh: bool = False,
+        waits: Sequence[float | None] | None = None,
     ) -> list[CallResult]:
         """Call the first defined function of ``funcs`` in module ``source`` on each
         item (positional native arguments); never raises for a bad item.
 
         ``fresh``: each item in a new child that loads the module anew, so nothing
         the module remembers from one item reaches the next (a specification must
-        not tell the answer key from the adversaries by the order it sees them)."""
+        not tell the answer key from the adversaries by the order it sees them).
+        ``waits``: per item, how long to wait for it (``None``: the limit); only a
+        wait shorter than ``timeout`` and its grace is kept (see :func:`follow_reference`)."""
         if self._closed:
             raise RuntimeError("sandbox is closed")
         if not items:
             return []
         key = module_key(source, restricted)
-        deadline = time.monotonic() + self.limits.candidate_seconds
+        budget = _Budget(self.limits.candidate_seconds)
         out: list[CallResult | None] = [None] * len(items)
         wire: list[list[Any]] = [[] for _ in items]
         seeds: list[int] = [0] * len(items)
@@ -671,7 +718,8 @@ class Sandbox:
             w = self._idle.get()
             try:
                 got = self._run_chunk(w, source, restricted, funcs, [wire[k] for k in chunk],
-                                      [seeds[k] for k in chunk], cand_seed, deadline, fresh)
+                                      [seeds[k] for k in chunk], cand_seed, budget, fresh,
+                                      None if waits is None else [waits[k] for k in chunk])
                 for idx, res in zip(chunk, got, strict=True):
                     out[idx] = res
             finally:
@@ -681,9 +729,10 @@ class Sandbox:
             for chunk in chunks:
                 work(chunk)
         else:
-            if self._executor is None:
-                self._executor = ThreadPoolExecutor(max_workers=len(self._workers),
-                                                    thread_name_prefix="veriscale-sandbox")
+            with self._lock:  # candidates may be asked side by side
+                if self._executor is None:
+                    self._executor = ThreadPoolExecutor(
+                        max_workers=len(self._workers), thread_name_prefix="veriscale-sandbox")
             for fut in [self._executor.submit(work, c) for c in chunks]:
                 fut.result()
         self.stats.items += len(items)
@@ -692,8 +741,8 @@ class Sandbox:
 
     def _run_chunk(
         self, w: WorkerProcess, source: str, restricted: bool, funcs: Sequence[str],
-        items: list[list[Any]], seeds: list[int], cand_seed: int, deadline: float,
-        fresh: bool = False,
+        items: list[list[Any]], seeds: list[int], cand_seed: int, budget: _Budget,
+        fresh: bool = False, waits: list[float | None] | None = None,
     ) -> list[CallResult]:
         """All items of one chunk; a lost worker is restarted and the remaining items
         retried once, then what still has no result is an infrastructure failure."""
@@ -711,8 +760,8 @@ class Sandbox:
             if cached is not None:
                 fill(cached)
                 break
-            budget = deadline - time.monotonic()
-            if budget <= 0:
+            left = budget.left()
+            if left <= 0:
                 fill(f"timeout: the candidate's time budget "
                      f"({self.limits.candidate_seconds:g} s for all its tests) is spent")
                 break
@@ -722,8 +771,12 @@ class Sandbox:
                 fill(f"infrastructure: {exc}")
                 break
             done = len(results)
-            reply = w.run(source, restricted, funcs, items[done:], seeds[done:], cand_seed,
-                          budget, fresh)
+            began = time.monotonic()
+            try:
+                reply = w.run(source, restricted, funcs, items[done:], seeds[done:], cand_seed,
+                              left, fresh, None if waits is None else waits[done:])
+            finally:
+                budget.spend(time.monotonic() - began)
             results.extend(reply.results)
             if reply.load_error is not None:
                 if "timeout" not in reply.load_error:

@@ -28,10 +28,12 @@ Requests and replies (length-prefixed JSON frames):
 - first frame: config ``{"memory_mb", "fsize_mb", "recursion_limit",
   "max_output_bytes", "seccomp": hex or "", "nproc"}`` → ``{"ready": true, ...}``;
 - ``{"op": "run", "source", "restricted", "funcs", "items", "seeds", "seed",
-  "timeout", "load_timeout", "budget", "cpu_seconds"}`` → one frame per item,
+  "timeout", "load_timeout", "budget", "cpu_seconds", "waits"}`` → one frame per item,
   ``{"i": k, "ok": true, "value": ..., "seconds": s}`` or ``{"i": k, "ok": false,
   "error": "...", "seconds": s}``, or a single ``{"load_error": "compile: ..."}``;
   then ``{"done": true}``. With no items, the module is loaded and probed only.
+  ``waits`` (optional, one per item, or null for the default): how long the server
+  waits for that item's frame, in place of ``timeout`` and its grace.
 """
 
 from __future__ import annotations
@@ -535,6 +537,10 @@ class Server:
         timeout = float(req.get("timeout", 2.0))
         load_timeout = float(req.get("load_timeout", 5.0))
         grace = max(0.5, 0.5 * timeout)
+        given = req.get("waits")
+        given = given if isinstance(given, list) and len(given) == n else [None] * n
+        waits = [float(w) if isinstance(w, (int, float)) and 0 < w <= timeout + grace
+                 else timeout + grace for w in given]
         budget = float(req.get("budget") or 60.0)
         deadline = time.monotonic() + budget
         send = self.channel.send
@@ -573,25 +579,26 @@ class Server:
                     send({"load_error": str(reply["load_error"])[:2000]})
                     break
                 pos = self._items(rfd, buf, pid, pos, min(n, pos + 1) if fresh else n,
-                                  timeout, grace, deadline, budget)
+                                  waits, deadline, budget)
             finally:
                 os.close(rfd)
                 self._end_child(pid)
         send({"done": True})
 
-    def _items(self, rfd: int, buf: bytearray, pid: int, pos: int, n: int, timeout: float,
-               grace: float, deadline: float, budget: float) -> int:
+    def _items(self, rfd: int, buf: bytearray, pid: int, pos: int, n: int,
+               waits: list[float], deadline: float, budget: float) -> int:
         """Relay the child's item frames from ``pos``; the next position to run.
 
         A frame is the candidate's own word (its process can write any frame), so
         it may claim only what a return could: a value, or a failure of the
         candidate's own kinds (:data:`CHILD_KINDS`). A timeout is this server's clock
-        running out (``timeout`` + grace; the child sets no alarm of its own), and a
+        running out (the item's wait: ``timeout`` + grace unless the request gave one
+        no longer; the child sets no alarm of its own), and a
         claimed ``memory`` stands only when the kernel saw the child's peak memory
         reach half the limit; otherwise it is the candidate's raised exception.
         """
         while pos < n:
-            what, got = self._read(rfd, buf, min(deadline, time.monotonic() + timeout + grace))
+            what, got = self._read(rfd, buf, min(deadline, time.monotonic() + waits[pos]))
             if what == "frame":
                 assert isinstance(got, bytes)
                 reply = _parse(got)
