@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -139,8 +141,6 @@ class SideBySide(Plain):
 
     def __init__(self, mode: str = "ok") -> None:
         super().__init__(mode)
-        import threading
-
         self.barrier = threading.Barrier(2, timeout=10)
 
     def run(self, task, impl, inputs):
@@ -148,7 +148,7 @@ class SideBySide(Plain):
         return super().run(task, impl, inputs)
 
 
-def test_a_backend_that_can_answers_requests_side_by_side() -> None:
+def test_requests_are_answered_side_by_side_where_the_backend_can() -> None:
     be = SideBySide()
     got = dispatch.answer(be, [("run", (None, None, [1, 2])), ("run", (None, None, [3]))])
     assert got == [[Outcome(True, 1), Outcome(True, 2)], [Outcome(True, 3)]]
@@ -162,6 +162,6 @@ def test_a_backend_that_can_answers_requests_side_by_side() -> None:
 def test_by_default_requests_are_answered_one_at_a_time() -> None:
     be = SideBySide()
     be.side_by_side = 1  # the barrier then never fills: each call fails after its timeout
-    be.barrier = __import__("threading").Barrier(2, timeout=0.2)
+    be.barrier = threading.Barrier(2, timeout=0.2)
     got = dispatch.answer(be, [("run", (None, None, [1])), ("run", (None, None, [2]))])
     assert all(not o.ok for g in got for o in g)

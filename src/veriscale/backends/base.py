@@ -238,8 +238,9 @@ HINTS: dict[str, Any] = {
 ``default_cell_budget`` ((expected input, adversary) cells per task when the config
 sets none; 0 = every cell), ``plausible_unavailable`` (why property-based search
 is off), ``side_by_side`` (how many requests a backend without the batch capability
-answers at once, each from its own thread: its calls must be thread-safe). The wrappers (oracle cache, coalescing proxy) pass every hint on through
-:func:`hint`, so wrapping a backend never changes what a stage does."""
+answers at once, each from its own thread: its calls must be thread-safe). The
+wrappers (oracle cache, coalescing proxy) pass every hint on through :func:`hint`,
+so wrapping a backend never changes what a stage does."""
 
 
 def hint(backend: Any, name: str) -> Any:

@@ -4,8 +4,9 @@ Every stage, the evaluation harness, ``verify`` and the coalescer send their
 oracle calls here as :data:`~veriscale.backends.base.Request` lists. A backend
 with the batch capability (:class:`~veriscale.backends.base.BatchBackend`)
 gets them all in one ``evaluate_many``; any other backend gets one protocol
-call per request, several at once where it says it can (the ``side_by_side`` hint). Whatever the backend does (raise, return too few or too
-many answers), each request comes back with exactly one result per item, and
+call per request, several at once where it says it can (the ``side_by_side``
+hint). Whatever the backend does (raise, return too few or too many answers),
+each request comes back with exactly one result per item, and
 a backend failure is an ``infrastructure:`` failure value for those items
 (UNKNOWN, never the candidate's FAIL), so no caller needs its own ``except``
 or length check.

@@ -1570,7 +1570,7 @@ class LeanBackend:
             where, size = going, 2 * size
         if given_up:
             with self._lock:
-                row = self.stats.extra.setdefault("kernel_fallback", {"asked": 0, "decided": 0})
+                row = self.stats.extra["kernel_fallback"]  # made by the first round
                 row["not_asked"] = row.get("not_asked", 0) + given_up
 
     def _kernel_round(self, requests: Sequence[tuple[str, tuple[Any, ...]]],
@@ -1609,12 +1609,13 @@ class LeanBackend:
             self.stats.processes += ks.processes
             self.stats.checks += ks.checks
             self.stats.seconds += ks.seconds
-            row = self.stats.extra.setdefault("kernel_fallback", {"asked": 0, "decided": 0})
+            row = self.stats.extra.setdefault(
+                "kernel_fallback", {"asked": 0, "decided": 0, "rounds": 0, "files": 0})
             row["asked"] += sum(len(idx) for _, idx in where)
             row["decided"] += decided
+            row["rounds"] += 1
             # how the processes above split: compiled files are ``files``, these are not
-            row["rounds"] = row.get("rounds", 0) + 1
-            row["files"] = row.get("files", 0) + ks.processes
+            row["files"] += ks.processes
         return decided_in
 
     @property
