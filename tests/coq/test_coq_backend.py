@@ -372,14 +372,20 @@ def test_check_literals_of_nat_are_the_same_values(tmp_path):
 
 
 @needs_coqc
-def test_memory_exhaustion_is_one_checks_own_and_skips_no_other(backend):
+def test_memory_exhaustion_is_one_checks_own_and_skips_no_other():
     """Inputs that exhaust coqc's memory (unary arithmetic near 3^40) are each their own
     UNKNOWN; they never spend the unit's timeout budget, so every other input, after
-    however many of them, is still run (verina_basic_95 lost its original tests so)."""
+    however many of them, is still run (verina_basic_95 lost its original tests so).
+    A small memory limit and a generous time limit: the memory limit trips first however
+    busy the machine is (at 2048 MB and 5 s, a loaded machine hit the time limit first)."""
     task = make_task(name="half", params=(("n", "nat"),), ret="nat", precond="true",
                      code="Nat.div n 2", postcond="Nat.eqb result (Nat.div n 2)")
     big = Implementation("Definition half (n : nat) : nat := if Nat.eqb n 7 then "
                          "Nat.pow 3 40 else Nat.div n 2.", id="big")
-    out = backend.run(task, big, [(7,)] * 4 + [(4,), (10,)])
+    backend = CoqBackend(workers=1, timeout=300, check_timeout=60, memory_mb=768)
+    try:
+        out = backend.run(task, big, [(7,)] * 4 + [(4,), (10,)])
+    finally:
+        backend.close()
     assert {o.failure_kind for o in out[:4]} == {"memory"}, out[:4]
     assert [o.value for o in out[4:]] == [2, 5]
