@@ -170,6 +170,36 @@ def expand(term):
     return form.format(fn=fn, args=args, exp=exp)
 
 
+def data_batch(i, line, budget):
+    """A batch whose values are data: its helper over the rows of a JSON string; a row
+    holding 4545 makes the decoding fail as the decoder does (a panic, then [])."""
+    global BUF
+    name = re.match(r"#eval! \(_root_\.List\.map \(fun vsRow => («vs batch \d+»)", line).group(1)
+    text = re.match(r'\s+\(_root_\.VeriScaleData\.rows .* (".*")\)\)$', lines[i]).group(1)
+    rows = json.loads(json.loads(text))
+    if "4545" in text:
+        say(i, "PANIC at VeriScaleData.rows: VeriScale data not decoded: no 4545")
+        say(i, "[]")
+        return
+    prefix = f"set_option maxHeartbeats {budget // len(rows)} in " if budget else ""
+    got = []
+    for r in rows:
+        values = r if isinstance(r, list) else [r]
+        args = " ".join(f"({v})" if v < 0 else str(v) for v in values)
+        if "{exp}" in HELPERS[name][1]:
+            args = " ".join(f"({v})" if v < 0 else str(v) for v in values[:-1]) \
+                + f" ({values[-1]})"
+        BUF = []
+        one(i, prefix + expand(f"{name} {args}"))
+        got.append(BUF)
+    BUF = None
+    errors = [m for ms in got for m in ms if m[0] == "error"]
+    for _, text in errors:
+        say(i, text, "error")
+    if not errors:
+        say(i, "[" + ", ".join(t for ms in got for _, t in ms) + "]")
+
+
 print("[DEBUG:I] banner")
 say(1, "VERISCALE_ADOPTED 0")  # as the compiled-evaluation prelude prints first
 skip = set()
@@ -178,6 +208,11 @@ for i, line in enumerate(lines, 1):
         continue
     if line.startswith("def «vs batch"):
         helper(i, line, lines[i].strip())
+        skip.add(i + 1)
+        continue
+    if line.startswith("#eval! (_root_.List.map (fun vsRow =>"):
+        before = re.match(r"set_option maxHeartbeats (\d+) in$", lines[i - 2])
+        data_batch(i, line, int(before.group(1)) if before else 0)
         skip.add(i + 1)
         continue
     budget = re.match(r"set_option maxHeartbeats (\d+) in$", line)
@@ -237,6 +272,8 @@ def _backend(exe: Path, tmp_path: Path, **kw: object) -> LeanBackend:
     runner = NativeRunner(lean_path=str(exe), timeout=float(kw.pop("timeout", 30)),  # type: ignore[arg-type]
                           work_dir=tmp_path / "work", memory_mb=None,
                           plausible=bool(kw.pop("plausible", False)))
+    if "imports" in kw:  # as the WASM runner's compiled mode imports
+        runner.compiled_imports = kw.pop("imports")  # type: ignore[assignment]
     return LeanBackend(runner, **kw)  # type: ignore[arg-type]
 
 
@@ -948,3 +985,33 @@ def test_a_helper_that_does_not_elaborate_leaves_its_batch_term_by_term(fake_lea
     before = _calls(log)
     assert no_helpers.postcondition_holds(task, None, pairs) == single
     assert _calls(log) - before == 1
+
+
+def test_values_as_data_give_the_answers_of_literals(fake_lean, tmp_path) -> None:
+    """Where the runner has Lean's JSON, a batch's values go as one string the file's own
+    decoder reads; the answers are those of literal batches, and a batch whose decoding
+    failed is asked again with literals (no check is lost or changed)."""
+    exe, log = fake_lean
+    task = _task()
+    inputs = [(x,) for x in (1, 2, -3, 4, 0, 5)]
+    pairs = [((3,), 6), ((3,), 5), ((-2,), -4)]
+
+    def ask(data: bool, xs):
+        be = _backend(exe, tmp_path, data=data, imports=("Lean",))
+        got = be.evaluate_many([("classify", (task, xs)), ("postcondition_holds",
+                                (task, None, pairs)), ("run", (task, None, xs))])
+        return [[str(a) for a in row] for row in got], be
+
+    literal, be = ask(False, inputs)
+    assert not be.data
+    before = _calls(log)
+    data, be = ask(True, inputs)
+    assert be.data and data == literal and _calls(log) == before + 1
+    assert be.stats.extra.get("rebatched", 0) == 0
+    failing = [*inputs, (4545,)]
+    literal, _ = ask(False, failing)
+    before = _calls(log)
+    data, be = ask(True, failing)
+    assert data == literal and data[0][-1].startswith("Classification(label=<Label.EXPECTED")
+    assert _calls(log) == before + 2  # the batches with 4545 again, as literals
+    assert be.stats.extra["rebatched"] > 0

@@ -105,7 +105,8 @@ def test_a_batch_through_a_helper_calls_it_with_each_checks_literals() -> None:
         "return_type": "Option Int"})
     post = [PROBE + "#eval! decide (F_postcond [1, -2] 3 (some (-2)) (by sorry))",
             PROBE + "#eval! decide (F_postcond [] 0 none (by sorry))"]
-    text, offset = render.helper_batch(post, 400000, sig, 2)
+    text, offset, as_data = render.helper_batch(post, 400000, sig, 2)
+    assert not as_data
     lines = text.split("\n")
     assert lines[:offset] == [
         "def «vs batch 2» (xs : List Int) (k : Nat) (vsOutput : Option Int) : Bool :=",
@@ -113,20 +114,91 @@ def test_a_batch_through_a_helper_calls_it_with_each_checks_literals() -> None:
         "set_option maxHeartbeats 4000 in", "#eval! ["]
     assert lines[offset:] == ["  «vs batch 2» [1, -2] 3 (some (-2)),",
                               "  «vs batch 2» [] 0 none]"]
-    text, offset = render.helper_batch(["#eval! decide (F_precond [1] 2)"], 0, sig)
+    text, offset, _ = render.helper_batch(["#eval! decide (F_precond [1] 2)"], 0, sig)
     assert text.split("\n")[:2] == ["def «vs batch 0» (xs : List Int) (k : Nat) : Bool :=",
                                     "  decide (F_precond (xs) (k))"]
     assert text.split("\n")[offset] == "  «vs batch 0» [1] 2]"
     assert render.helper_batch(["#eval! ((F [1] 2 (by sorry)) == (some 1))",  # two bodies
                                 "#eval! ((F [] 2) == (none))"], 0, sig) is None
-    text, _ = render.helper_batch(["#eval! ((F [1] 2 (by sorry)) == (some 1))"], 0, sig)
+    text, _, _ = render.helper_batch(["#eval! ((F [1] 2 (by sorry)) == (some 1))"], 0, sig)
     assert text.split("\n")[:2] == [
         "def «vs batch 0» (xs : List Int) (k : Nat) (vsOutput : Option Int) : Bool :=",
         "  (F (xs) (k) sorry) == vsOutput"] and text.endswith("«vs batch 0» [1] 2 (some 1)]")
-    text, _ = render.helper_batch(["#eval! (F [1] 2 (by sorry))"], 0, sig)
+    text, _, _ = render.helper_batch(["#eval! (F [1] 2 (by sorry))"], 0, sig)
     assert text.split("\n")[:2] == ["def «vs batch 0» (xs : List Int) (k : Nat) : Option Int :=",
                                     "  F (xs) (k) sorry"]
     # shapes it does not know are left to the plain batch
     assert render.helper_batch(["#check (F_precond [1] 2)"], 0, sig) is None
     assert render.helper_batch(["#eval! decide (G_precond [1] 2)"], 0, sig) is None
     assert render.helper_batch(["#eval! ((F 1 (by sorry)) == (\") == (\"))"], 0, sig) is None
+
+
+def _decoded(t: object, j: object) -> object:
+    """What the file's decoder (data.PRELUDE) reads ``j`` as, instance by instance."""
+    from veriscale.values import ArrayT, Some
+
+    if isinstance(t, Scalar):
+        if t.name == "Char":
+            assert isinstance(j, int) and not 0xD800 <= j <= 0xDFFF and j < 0x110000
+            return chr(j)
+        assert isinstance(j, {"Int": int, "Nat": int, "Bool": bool, "String": str}[t.name])
+        return j
+    if isinstance(t, (ListT, ArrayT)):
+        return tuple(_decoded(t.elem, x) for x in j)  # type: ignore[union-attr]
+    if isinstance(t, OptionT):
+        assert isinstance(j, list) and len(j) <= 1
+        return Some(_decoded(t.elem, j[0])) if j else None
+    assert isinstance(t, ProdT) and isinstance(j, list) and len(j) == 2
+    return (_decoded(t.fst, j[0]), _decoded(t.snd, j[1]))
+
+
+@given(st.lists(_typed_values(), min_size=1, max_size=4))
+def test_values_as_data_read_back_as_the_literals_denote(items: list) -> None:
+    """A batch's values as data: its arguments' text (as the renderer wrote them) read
+    back exactly, and the JSON row decoded, instance by instance, to the same values."""
+    import json
+
+    from veriscale.backends.lean import data
+    from veriscale.backends.lean.literal import parse_lean_args
+
+    types = [t for t, _ in items]
+    values = [v for _, v in items]
+    assert parse_lean_args(types, " ".join(to_lean(t, v) for t, v in items)) == values
+    row = json.loads(json.dumps(data.row(types, values)))
+    for k, (t, v) in enumerate(items):  # the nested pair's k-th value
+        j = row
+        for _ in range(k):
+            j = j[1]
+        if k < len(items) - 1:
+            j = j[0]
+        assert _decoded(t, j) == v
+    assert data.row_type(types) is not None
+
+
+def test_a_batch_of_values_as_data_maps_its_helper_over_one_string() -> None:
+    from veriscale.benchmark.model import Signature
+
+    sig = Signature.from_json({"name": "F", "parameters": [
+        {"param_name": "xs", "param_type": "List Int"}, {"param_name": "c", "param_type": "Char"}],
+        "return_type": "Option (Nat × String)"})
+    post = [PROBE + "#eval! decide (F_postcond [1, -2] 'x' (some (3, \"a\\\"\")) (by sorry))",
+            PROBE + "#eval! decide (F_postcond [] '\\n' none (by sorry))"]
+    text, offset, as_data = render.helper_batch(post, 400000, sig, 1, data=True)
+    assert as_data
+    lines = text.split("\n")
+    assert lines[offset - 1:] == [
+        "set_option maxHeartbeats 4000 in",
+        "#eval! (_root_.List.map (fun vsRow => «vs batch 1» vsRow.1 vsRow.2.1 vsRow.2.2)",
+        "  (_root_.VeriScaleData.rows (_root_.Prod (_root_.List _root_.Int) (_root_.Prod "
+        "_root_.Char (_root_.Option (_root_.Prod _root_.Nat _root_.String)))) "
+        '"[[[1,-2],[120,[[3,\\"a\\\\\\"\\"]]]],[[],[10,[]]]]"))']
+    # a type without a route, or a value the route refuses, keeps the literals
+    floats = Signature.from_json({"name": "F", "parameters": [
+        {"param_name": "x", "param_type": "Float"}], "return_type": "Bool"})
+    _, _, as_data = render.helper_batch(["#eval! decide (F_precond 1.5)"], 0, floats, data=True)
+    assert not as_data
+    strings = Signature.from_json({"name": "F", "parameters": [
+        {"param_name": "s", "param_type": "String"}], "return_type": "Bool"})
+    _, _, as_data = render.helper_batch(['#eval! decide (F_precond "\\ud800")'], 0, strings,
+                                        data=True)
+    assert not as_data

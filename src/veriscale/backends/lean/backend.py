@@ -71,6 +71,7 @@ from veriscale.backends.base import (
     notify_progress,
 )
 from veriscale.backends.lean import compat, render
+from veriscale.backends.lean import data as data_route
 from veriscale.backends.lean.literal import parse_lean
 from veriscale.backends.lean.runner import LeanMessage, LeanProcessResult, LeanRunner, make_runner
 from veriscale.backends.lean.safety import check_imports, check_untrusted_lean
@@ -516,6 +517,7 @@ class LeanBackend:
         timeout_retries: int = 6,
         kernel_fallback: bool = True,
         helpers: bool = True,
+        data: bool = True,
         **other: Any,
     ) -> None:
         if isinstance(runner, LeanRunner):
@@ -571,6 +573,12 @@ class LeanBackend:
         # the (unit, kind of check) whose helper did not elaborate go term by term
         self.helpers = bool(helpers)
         self._no_helper: set[tuple[Any, ...]] = set()
+        # compiled mode with Lean's JSON at hand: a helper batch's values go as one
+        # string decoded when it runs (backends/lean/data.py), not as literals to
+        # elaborate and compile; (unit, kind of check) where that failed keep literals
+        self.data = bool(data) and self.helpers and mode == "compiled" \
+            and "Lean" in self.runner.compiled_imports
+        self._no_data: set[tuple[Any, ...]] = set()
         # Where each Lean file runs: here (default) or as one unit of a remote executor.
         self.executor: Executor = executor or LocalExecutor()
         self.stats = BackendStats()
@@ -952,8 +960,9 @@ class LeanBackend:
         their own budget (``timeout_retries``) beside the crashes'."""
         attempt = timeouts = 0
         single: set[tuple[int, int]] = set()  # checks a batch failed: asked one by one
+        literal: set[tuple[int, int]] = set()  # checks a data batch failed: as literals
         while pieces:
-            done, rest, culprit = self._run_once(pieces, live, single)
+            done, rest, culprit = self._run_once(pieces, live, single, literal)
             outs.extend(done)
             if culprit is not None:
                 outs.append(culprit)
@@ -1059,33 +1068,42 @@ class LeanBackend:
     def _helper_key(self, variant: render.Variant, command: str) -> tuple[Any, ...]:
         return (variant.key, render.batch_key(command))
 
-    def _batch(self, variant: render.Variant, commands: list[str], index: int
-               ) -> tuple[str, int, int | None]:
+    def _batch(self, variant: render.Variant, commands: list[str], index: int,
+               literal: bool = False) -> tuple[str, int, int | None, bool]:
         """One command for a batch of checks: (text, line of its first term, number of
-        lines of its helper definition, None without one). Through a helper
-        (:func:`render.helper_batch`) unless that failed before for this unit and kind
-        of check."""
-        if self.helpers and self._helper_key(variant, commands[0]) not in self._no_helper:
+        lines of its helper definition, None without one; whether its values go as
+        data). Through a helper (:func:`render.helper_batch`) unless that failed before
+        for this unit and kind of check; its values as data unless ``literal`` or that
+        failed before likewise."""
+        key = self._helper_key(variant, commands[0])
+        if self.helpers and key not in self._no_helper:
             made = render.helper_batch(commands, self.max_heartbeats, variant.task.signature,
-                                       index)
+                                       index, data=self.data and not literal
+                                       and key not in self._no_data)
             if made is not None:
-                return made[0], made[1], 2
+                return made[0], made[1], 2, made[2]
         text, offset = render.batch_command(commands, self.max_heartbeats)
-        return text, offset, None
+        return text, offset, None, False
 
     def _run_once(
         self, pieces: list[tuple[render.Variant, list[tuple[int, int, str]]]],
         live: _LiveCount | None = None,
         single: set[tuple[int, int]] | None = None,
+        literal: set[tuple[int, int]] | None = None,
     ) -> tuple[list[tuple[tuple[int, int], CheckOutput]],
                list[tuple[render.Variant, list[tuple[int, int, str]]]],
                tuple[tuple[int, int], CheckOutput] | None]:
         """Run ``pieces`` in one file: the checks answered, those to ask again, and
         the check that stopped Lean (if one did). Checks of a batch that gave no clean
-        answer are asked again, each on its own (they join ``single``)."""
+        answer are asked again, each on its own (they join ``single``); checks of a batch
+        whose values went as data and gave no clean answer are asked again in a batch of
+        literals (they join ``literal``)."""
         single = set() if single is None else single
+        literal = set() if literal is None else literal
         grouped = [self._groups(items, single) for _, items in pieces]
-        batches = [[self._batch(v, [items[k][2] for k in g], gi) if len(g) > 1 else None
+        batches = [[self._batch(v, [items[k][2] for k in g], gi,
+                                any(items[k][:2] in literal for k in g))
+                    if len(g) > 1 else None
                     for gi, g in enumerate(groups)]
                    for (v, items), groups in zip(pieces, grouped, strict=True)]
         units = [
@@ -1095,6 +1113,8 @@ class LeanBackend:
             for i, ((v, items), groups) in enumerate(zip(pieces, grouped, strict=True))
         ]
         prelude = "" if self.kernel else self.runner.compiled_prelude()
+        if self.data:
+            prelude = "\n\n".join(p for p in (prelude, data_route.PRELUDE) if p)
         layout = render.layout_file(units, kernel=self.kernel, max_heartbeats=self.max_heartbeats,
                                     allow_import=self._allow_import,
                                     prelude="\n\n".join(p for p in (prelude, self._compat_for(pieces))
@@ -1174,6 +1194,7 @@ class LeanBackend:
                     batch_blamed = batch_blamed or unreached
                     offset = batches[ui][gi][1]  # type: ignore[index]
                     helper = batches[ui][gi][2]  # type: ignore[index]
+                    as_data = batches[ui][gi][3]  # type: ignore[index]
                     answers = [None] * len(group) if unreached else _batch_answers(
                         messages, first_line_of_check + offset, len(group),
                         checked=(render.batch_key(items[group[0]][2]) or (0, "", ""))[1]
@@ -1185,6 +1206,19 @@ class LeanBackend:
                         # the same checks again, batched term by term
                         with self._lock:
                             self._no_helper.add(self._helper_key(variant, items[group[0]][2]))
+                        answers = [()] * len(group)
+                    elif as_data and not unreached and (
+                            any(m.is_error for m in messages) or _data_failed(messages)):
+                        # the values as data did not reach the helper (an error of the
+                        # batch, a decoding that failed): again as literals, which say
+                        # which check it was; an error keeps this unit's kind on literals.
+                        # (A check that panicked leaves the others unclean too: asked
+                        # singly, as a batch of literals would be.)
+                        if any(m.is_error for m in messages):
+                            with self._lock:
+                                self._no_data.add(self._helper_key(variant,
+                                                                   items[group[0]][2]))
+                        literal.update(items[k][:2] for k in group)
                         answers = [()] * len(group)
                     for k, answer in zip(group, answers, strict=True):
                         ji, idx, _ = items[k]
@@ -1828,6 +1862,11 @@ def _batch_answers(messages: Sequence[LeanMessage], first: int, n: int,
     m = infos[0]
     return [(LeanMessage("information", m.line, m.column, m.end_line, m.end_column, t),)
             for t in parts]
+
+
+def _data_failed(messages: Sequence[LeanMessage]) -> bool:
+    """Whether a data batch's decoding failed (:data:`data.PRELUDE` panics so)."""
+    return any(data_route.FAILED in m.text for m in messages)
 
 
 _USES_SORRY = re.compile(r"declaration uses .sorry.")

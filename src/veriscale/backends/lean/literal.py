@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from veriscale.values.brackets import balanced_end
@@ -223,6 +224,24 @@ def parse_lean(t: LeanType, text: str) -> Any:
     if why:
         raise IllTyped(why)
     return value
+
+
+def parse_lean_args(types: Sequence[LeanType], text: str) -> list[Any]:
+    """Parse the arguments of a call, as :func:`to_lean` wrote them one after another
+    (``(-1) #[2, 3] "a"``), into the canonical values of ``types``."""
+    toks = _Tokens(text)
+    out = []
+    for t in types:
+        if isinstance(t, Opaque):
+            raise Unparsable("an opaque argument has no delimiter")
+        value = _parse(toks, t)
+        why = check(t, value)
+        if why:
+            raise IllTyped(why)
+        out.append(value)
+    if toks.peek() is not None:
+        raise Unparsable(f"trailing text after the arguments in {text[:80]!r}")
+    return out
 
 
 def _parse(toks: _Tokens, t: LeanType) -> Any:

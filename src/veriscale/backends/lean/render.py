@@ -15,10 +15,12 @@ import re
 import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from veriscale.backends.base import Implementation, Spec
+from veriscale.backends.lean import data as data_route
 from veriscale.backends.lean.lexer import LexError, blank
-from veriscale.backends.lean.literal import to_lean
+from veriscale.backends.lean.literal import lean_string, parse_lean_args, to_lean
 from veriscale.backends.lean.runner import LeanMessage
 from veriscale.backends.lean.safety import check_untrusted_lean
 from veriscale.benchmark.model import Input, Signature, Task
@@ -716,7 +718,7 @@ def helper_name(index: int) -> str:
 
 
 def helper_batch(commands: Sequence[str], budget: int, sig: Signature,
-                 index: int = 0) -> tuple[str, int] | None:
+                 index: int = 0, data: bool = False) -> tuple[str, int, bool] | None:
     """:func:`batch_command` through one helper definition: ``def «vs batch k» (params) :=
     decide (F_postcond params vsOutput sorry)`` (or the ``F_precond`` decision, the
     call, the ``==`` test), elaborated and compiled once, and a list of calls of it
@@ -727,11 +729,15 @@ def helper_batch(commands: Sequence[str], budget: int, sig: Signature,
     same ``Bool`` (``Decidable`` is a subsingleton), and a proof argument is erased by
     the compiler. None where a term is not of a known shape; a helper Lean cannot
     elaborate (no instance over free variables: a ``match`` that only reduces on
-    literals) fails on its own lines, and the backend asks the batch again without it."""
+    literals) fails on its own lines, and the backend asks the batch again without it.
+
+    With ``data`` (the file declares :data:`data.PRELUDE`), the checks' values go as
+    one JSON string the helper is mapped over (:mod:`data`), where every value has a
+    route; the third element says whether they did."""
     key = batch_key(commands[0])
     if key is None or key[1] == "check":
         return None
-    calls = []
+    calls, args = [], []
     body = None
     for c in commands:
         term = PROBE.sub("", c, count=1)[len(_EVAL):]
@@ -740,6 +746,7 @@ def helper_batch(commands: Sequence[str], budget: int, sig: Signature,
             return None
         body = got[0]
         calls.append(_words(helper_name(index), got[1]))
+        args.append(got[1])
     assert body is not None
     params = binders(sig)
     if (key[1] == "decide" and "vsOutput" in body) or key[1] == "==":
@@ -749,8 +756,26 @@ def helper_batch(commands: Sequence[str], budget: int, sig: Signature,
     head = [_words("def", helper_name(index), params, f": {result} :="), f"  {body}"]
     if budget:
         head.append(f"set_option maxHeartbeats {budget * len(commands)} in")
+    types = [p.type for p in sig.params]
+    if "vsOutput" in params:
+        types.append(sig.return_type)
+    rows = _data_rows(types, args) if data else None
+    if rows is not None:
+        term = data_route.call_rows(helper_name(index), types, rows, lean_string)
+        return "\n".join([*head, _EVAL + "(" + term + ")"]), len(head), True
     head.append(_EVAL + "[")
-    return "\n".join([*head, ",\n".join("  " + t for t in calls) + "]"]), len(head)
+    return "\n".join([*head, ",\n".join("  " + t for t in calls) + "]"]), len(head), False
+
+
+def _data_rows(types: Sequence[LeanType], args: Sequence[str]) -> list[Any] | None:
+    """Each check's values (its arguments' text, read back) as a JSON row, or None where
+    one has no route: the batch then keeps its literals."""
+    if not types or data_route.row_type(types) is None:
+        return None
+    try:
+        return [data_route.row(types, parse_lean_args(types, a)) for a in args]
+    except (data_route.NoRoute, ValueError):
+        return None
 
 
 _OPEN, _CLOSE = "([{", ")]}"
