@@ -69,9 +69,10 @@ def background_lean_job() -> dict[str, Any]:
     backend = make_backend("lean", runner="wasm", timeout=2400, mode="compiled")
     got = backend.evaluate_many(reqs)
     kernel = make_backend("lean", runner="wasm", timeout=2400, mode="kernel")
+    literal = make_backend("lean", runner="wasm", timeout=2400, mode="compiled", data=False)
     return {"tasks": by_id, "requests": reqs, "got": got, "stats": backend.stats,
-            "workers": backend.workers, "mode": backend.mode,
-            "kernel": kernel.evaluate_many(reqs)}
+            "workers": backend.workers, "mode": backend.mode, "data": backend.data,
+            "kernel": kernel.evaluate_many(reqs), "literal": literal.evaluate_many(reqs)}
 
 
 @pytest.fixture(scope="module")
@@ -110,6 +111,20 @@ def test_compiled_and_kernel_evaluation_agree(answers: dict[str, Any]) -> None:
             only_kernel += da is None and db is not None
             only_compiled += da is not None and db is None
     assert both > 100 and only_kernel == 0, (both, only_kernel, only_compiled)
+
+
+def test_values_as_data_and_as_literals_agree(answers: dict[str, Any]) -> None:
+    """A batch's values as one decoded string (the default) and as literals: the same
+    answer on every check either decides."""
+    assert answers["data"]
+    both = 0
+    for (op, args), got, lit in zip(answers["requests"], answers["got"], answers["literal"],
+                                    strict=True):
+        for i, (a, b) in enumerate(zip(got, lit, strict=True)):
+            da, db = _decided(a), _decided(b)
+            assert (da is None) == (db is None) and da == db, (op, args[0].id, i, a, b)
+            both += da is not None
+    assert both > 100, both
 
 
 def test_one_lean_process_for_everything(answers: dict[str, Any]) -> None:
