@@ -1004,6 +1004,8 @@ def test_values_as_data_give_the_answers_of_literals(fake_lean, tmp_path) -> Non
 
     literal, be = ask(False, inputs)
     assert not be.data
+    assert not _backend(exe, tmp_path).data  # a runner without Lean's JSON: literals
+    assert not _backend(exe, tmp_path, imports=("Lean",), mode="kernel").data
     before = _calls(log)
     data, be = ask(True, inputs)
     assert be.data and data == literal and _calls(log) == before + 1
