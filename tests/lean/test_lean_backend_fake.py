@@ -69,7 +69,7 @@ def one(i, line):
             end = time.time() + 60
             while time.time() < end:
                 pass
-        if x in (77, 57):  # dies quietly with an ordinary exit status, like the WASM module
+        if x in (77, 57, 7777):  # dies quietly with an ordinary exit status, like WASM's
             sys.exit(1)
         if x == 88:  # true once whoever watches the run has heard of the checks before it
             waited = 0.0
@@ -108,6 +108,9 @@ def one(i, line):
     m = re.match(r"#reduce decide \((\w+)_precond (.*)\)$", line)
     if m:  # kernel mode: 55 gets stuck in #reduce, 56 and 57 in the kernel too
         (x,) = ints(m.group(2))
+        if x == 7777:  # more than any heartbeat budget
+            say(i, "(deterministic) timeout, maximum number of heartbeats", "error")
+            return
         say(i, "Decidable.rec (fun h => false) ..." if x in (55, 56, 57) else str(x > 0).lower())
         return
     m = re.match(r"example : (¬ )?\((\w+)_precond (.*)\) := by decide \+kernel$", line)
@@ -417,6 +420,11 @@ def test_the_kernel_is_asked_a_sample_before_the_rest(fake_lean, tmp_path) -> No
     got = be.precondition_holds(_task(), None, [(77,)] * 8 + [(57,)] * 20)
     assert got == [Verdict.TRUE] * 8 + [Verdict.UNKNOWN] * 20
     assert _fallback(be) == {"asked": 24, "decided": 8, "not_asked": 4, "rounds": 2}
+    # nor where a check ran out of the full heartbeat budget: the next round's are larger
+    be = _backend(exe, tmp_path, batch_size=1, crash_retries=0)
+    got = be.precondition_holds(_task(), None, [(77,)] * 6 + [(7777,)] * 12)
+    assert got == [Verdict.TRUE] * 6 + [Verdict.UNKNOWN] * 12
+    assert _fallback(be) == {"asked": 8, "decided": 6, "not_asked": 10, "rounds": 1}
 
 
 def test_a_task_that_keeps_crashing_lean_leaves_other_tasks_answered(fake_lean, tmp_path) -> None:

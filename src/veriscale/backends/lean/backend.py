@@ -1586,18 +1586,22 @@ class LeanBackend:
         # check decided says little about the long ones: verina_advanced_27's string
         # LCS decided its shortest and held a Lean process for 20 min on the rest, and
         # verina_advanced_3's all-subsequences postcondition decided its smallest
-        # pairs and then spent more than 16 min per file on the large ones.
+        # pairs and then spent more than 16 min per file on the large ones. Nor does it go
+        # on where a check of the round ran out of the full heartbeat budget: the next
+        # round's checks are no smaller, and each round's scouts would climb the whole
+        # ladder again (verina_advanced_52's precondition enumerates up to k = 2^32:
+        # four minutes a round).
         given_up = 0
         size = KERNEL_SAMPLE
         while where:
-            decided = self._kernel_round(requests, answers, early,
-                                         [(ri, idx[:size]) for ri, idx in where])
+            decided, exhausted = self._kernel_round(requests, answers, early,
+                                                    [(ri, idx[:size]) for ri, idx in where])
             going: list[tuple[int, list[int]]] = []
             for ri, idx in where:
                 left = idx[size:]
                 if not left:
                     continue
-                if 2 * decided.get(ri, 0) >= size:
+                if 2 * decided.get(ri, 0) >= size and ri not in exhausted:
                     going.append((ri, left))
                 else:
                     given_up += len(left)
@@ -1610,9 +1614,10 @@ class LeanBackend:
     def _kernel_round(self, requests: Sequence[tuple[str, tuple[Any, ...]]],
                       answers: list[list[Any]],
                       early: Callable[[list[tuple[int, int, Any]]], None] | None,
-                      where: list[tuple[int, list[int]]]) -> dict[int, int]:
+                      where: list[tuple[int, list[int]]]) -> tuple[dict[int, int], set[int]]:
         """One kernel-reduction round over ``where`` (request, item indices), in place
-        in ``answers``; per request, how many of its checks it decided."""
+        in ``answers``; per request, how many of its checks it decided, and the requests
+        where one ran out of the full heartbeat budget."""
         kernel = LeanBackend(copy.copy(self.runner), mode="kernel", workers=self.workers,
                              executor=self.executor, max_heartbeats=self.max_heartbeats,
                              crash_retries=self.crash_retries)
@@ -1626,11 +1631,15 @@ class LeanBackend:
         got = kernel._run_plans(kplans)
         decided = 0
         decided_in: dict[int, int] = {}
+        exhausted: set[int] = set()
         told: list[tuple[int, int, Any]] = []
         for (ri, idx), kans in zip(where, got, strict=True):
             for i, raw in zip(idx, kans, strict=True):
                 ok = raw.ok or not raw.inconclusive if isinstance(raw, Outcome) \
                     else raw[0] is not None or str(raw[1]).startswith("ill_typed")
+                why = raw.error if isinstance(raw, Outcome) else raw[1]
+                if not ok and "maxHeartbeats" in str(why or ""):
+                    exhausted.add(ri)
                 if ok:
                     answers[ri][i] = raw
                     decided += 1
@@ -1650,7 +1659,7 @@ class LeanBackend:
             row["rounds"] += 1
             # how the processes above split: compiled files are ``files``, these are not
             row["files"] += ks.processes
-        return decided_in
+        return decided_in, exhausted
 
     @property
     def plausible_unavailable(self) -> str:
