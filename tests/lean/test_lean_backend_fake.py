@@ -329,11 +329,17 @@ def test_timeout_is_unknown_and_costs_one_chunk(fake_lean, tmp_path) -> None:
     assert got == [Verdict.TRUE, Verdict.UNKNOWN, Verdict.TRUE]
     assert be.stats.extra["timeouts"] == 1 and be.stats.processes == 3
     be = _backend(exe, tmp_path, batch_size=1, timeout=3)
-    got = be.precondition_holds(_task(), None, [(1,), (99,), (2,)])
+    got = be.precondition_holds_many([(_task("toy_a"), None, [(1,), (99,)]),
+                                      (_task("toy_b"), None, [(2,)])])
     # Messages printed before the kill still count; the check that was running is
-    # unknown, and the unreached one is retried in a file without it.
-    assert got == [Verdict.TRUE, Verdict.UNKNOWN, Verdict.TRUE]
+    # unknown, and the unreached one (another unit's) is retried in a file without it.
+    assert got == [[Verdict.TRUE, Verdict.UNKNOWN], [Verdict.TRUE]]
     assert be.stats.processes == 2
+    # a unit's checks go smallest first: here the one that runs away comes last
+    be = _backend(exe, tmp_path, batch_size=1, timeout=3)
+    got = be.precondition_holds(_task(), None, [(1,), (99,), (2,)])
+    assert got == [Verdict.TRUE, Verdict.UNKNOWN, Verdict.TRUE]
+    assert be.stats.processes == 1
 
 
 def test_a_check_that_runs_away_stops_its_file_not_the_run(fake_lean, tmp_path) -> None:
@@ -343,13 +349,13 @@ def test_a_check_that_runs_away_stops_its_file_not_the_run(fake_lean, tmp_path) 
     exe, _ = fake_lean
     be = _backend(exe, tmp_path, check_seconds=1.5, timeout=120)
     start = time.monotonic()
-    # the syntax filter's batch speaks first (666 is ill-typed), then 99 runs away;
-    # the function's checks no smaller than it are skipped (-3: UNKNOWN), smaller go on
+    # smallest first: 1, 2, 5, 99, 666, (-3); the batch runs away at 99, then 99 alone;
+    # the function's checks no smaller than it are skipped (UNKNOWN), smaller go on
     got = be.classify(_task(), [(1,), (2,), (666,), (99,), (-3,), (5,)])
     assert [c.label for c in got] == [Label.EXPECTED, Label.EXPECTED, Label.UNKNOWN,
                                       Label.UNKNOWN, Label.UNKNOWN, Label.EXPECTED]
-    assert got[2].stage == "syntax" and got[3].detail.startswith("timeout")
-    assert "no larger than it ran over its time" in got[4].detail
+    assert got[3].detail.startswith("timeout")
+    assert all("no larger than it ran over its time" in got[k].detail for k in (2, 4))
     assert time.monotonic() - start < 50 and be.stats.extra["timeouts"] == 2
     assert be.stats.extra["unbatched"] == 6  # the decide batch, asked singly
     assert be.runner.stall_seconds == 1.5
@@ -360,6 +366,7 @@ def test_a_check_that_runs_away_stops_its_file_not_the_run(fake_lean, tmp_path) 
 def test_early_stop_costs_one_check(fake_lean, tmp_path) -> None:
     exe, log = fake_lean
     be = _backend(exe, tmp_path, batch_size=1, kernel_fallback=False)
+    # smallest first (1, 2, 13, 77, (-3)): 77 stops Lean, (-3) goes to a new file
     got = be.precondition_holds(_task(), None, [(13,), (1,), (77,), (2,), (-3,)])
     assert got == [Verdict.UNKNOWN, Verdict.TRUE, Verdict.UNKNOWN, Verdict.TRUE, Verdict.FALSE]
     assert _calls(log) == 2 and be.stats.extra["crashes"] == 1
@@ -367,14 +374,15 @@ def test_early_stop_costs_one_check(fake_lean, tmp_path) -> None:
     assert c.label == Label.UNKNOWN and "infrastructure: Lean stopped" in c.detail
     # Other inputs of the function that crashed Lean are skipped, other checks retried.
     be = _backend(exe, tmp_path, batch_size=1, kernel_fallback=False)
-    run, cl, post = be.evaluate_many([("run", (_task(), None, [(77,), (5,)])),
+    run, cl, post = be.evaluate_many([("run", (_task(), None, [(77,), (5,), (777,)])),
                                       ("classify", (_task(), [(1,)])),
                                       ("postcondition_holds", (_task(), None, [((1,), 2)]))])
-    assert [o.ok for o in run] == [False, False] and "skipped" in run[1].error
+    assert [o.ok for o in run] == [False, True, False] and "skipped" in run[2].error
     assert cl[0].label == Label.EXPECTED and post == [Verdict.TRUE]
     be = _backend(exe, tmp_path, batch_size=1, kernel_fallback=False, crash_retries=0)
-    got = be.precondition_holds(_task(), None, [(77,), (2,)])
-    assert got == [Verdict.UNKNOWN, Verdict.UNKNOWN]
+    got = be.precondition_holds_many([(_task("toy_a"), None, [(77,)]),
+                                      (_task("toy_b"), None, [(2,)])])
+    assert got == [[Verdict.UNKNOWN], [Verdict.UNKNOWN]]  # no retry: b is never reached
 
 
 def _fallback(be: LeanBackend) -> dict[str, int]:
@@ -385,13 +393,14 @@ def _fallback(be: LeanBackend) -> dict[str, int]:
 
 
 def test_what_crashes_compiled_evaluation_is_asked_of_the_kernel(fake_lean, tmp_path) -> None:
-    """77 stops Lean in compiled mode: it and its function's other checks behind it go
-    to kernel reduction (one more file), which answers them; nothing else is re-asked."""
+    """77 stops Lean in compiled mode: it and its function's other check behind it
+    ((-3), larger) go to kernel reduction (one more file), which answers them; nothing
+    else is re-asked."""
     exe, log = fake_lean
     be = _backend(exe, tmp_path, batch_size=1)
     got = be.precondition_holds(_task(), None, [(13,), (1,), (77,), (2,), (-3,)])
     assert got == [Verdict.UNKNOWN, Verdict.TRUE, Verdict.TRUE, Verdict.TRUE, Verdict.FALSE]
-    assert _fallback(be) == {"asked": 3, "decided": 3, "rounds": 1}
+    assert _fallback(be) == {"asked": 2, "decided": 2, "rounds": 1}
     assert _calls(log) == 2 and be.stats.extra["crashes"] == 1
 
 
@@ -437,7 +446,7 @@ def test_a_task_that_keeps_crashing_lean_leaves_other_tasks_answered(fake_lean, 
     got = be.precondition_holds_many([(bad, None, [(77,), (77,), (77,), (1,)]),
                                       (good, None, [(2,), (-3,)])])
     assert got[1] == [Verdict.TRUE, Verdict.FALSE]
-    assert got[0] == [Verdict.UNKNOWN] * 4
+    assert got[0] == [Verdict.UNKNOWN] * 3 + [Verdict.TRUE]  # 1 goes first: smallest
     assert be.stats.extra["crashes"] == 3 and _calls(log) == 3
 
 

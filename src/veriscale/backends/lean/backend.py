@@ -891,11 +891,16 @@ class LeanBackend:
     ) -> list[list[tuple[render.Variant, list[tuple[int, int, str]]]]]:
         """Split units into pieces of at most ``chunk_size`` checks, and pieces into files.
 
-        Order is kept (deterministic files); a file holds at most
+        Units keep their order and each unit's checks go smallest first (by the length
+        of the command; deterministic files). A check that takes Lean down (a reference
+        that exhausts WASM's 4 GB on a huge input) then comes after its unit's smaller
+        ones, and what it costs its unit (the same kind of check after it is not asked
+        again) falls on the larger ones. A file holds at most
         ``tasks_per_file`` pieces and ``chunk_size`` checks in total. When a
         round needs several files, they get equal shares (``balanced_size``),
         so parallel workers finish together instead of one waiting on a remainder.
         """
+        checks = [sorted(items, key=lambda item: len(item[2])) for items in checks]
         total = sum(len(items) for items in checks)
         limit = balanced_size(total, self.chunk_size, self.workers,
                               self.file_limits.split_checks if split is None else split)
