@@ -330,10 +330,11 @@ def test_timeout_is_unknown_and_costs_one_chunk(fake_lean, tmp_path) -> None:
     assert be.stats.extra["timeouts"] == 1 and be.stats.processes == 3
     be = _backend(exe, tmp_path, batch_size=1, timeout=3)
     got = be.precondition_holds_many([(_task("toy_a"), None, [(1,), (99,)]),
-                                      (_task("toy_b"), None, [(2,)])])
+                                      (_task("toy_b"), None, [(2,), (44,)])])
     # Messages printed before the kill still count; the check that was running is
     # unknown, and the unreached one (another unit's) is retried in a file without it.
-    assert got == [[Verdict.TRUE, Verdict.UNKNOWN], [Verdict.TRUE]]
+    # (Every unit's short checks go first, then every unit's longest: 1, 2, then 99, 44.)
+    assert got == [[Verdict.TRUE, Verdict.UNKNOWN], [Verdict.TRUE, Verdict.TRUE]]
     assert be.stats.processes == 2
     # a unit's checks go smallest first: here the one that runs away comes last
     be = _backend(exe, tmp_path, batch_size=1, timeout=3)
@@ -381,8 +382,12 @@ def test_early_stop_costs_one_check(fake_lean, tmp_path) -> None:
     assert cl[0].label == Label.EXPECTED and post == [Verdict.TRUE]
     be = _backend(exe, tmp_path, batch_size=1, kernel_fallback=False, crash_retries=0)
     got = be.precondition_holds_many([(_task("toy_a"), None, [(77,)]),
-                                      (_task("toy_b"), None, [(2,)])])
+                                      (_task("toy_b"), None, [(22,)])])
     assert got == [[Verdict.UNKNOWN], [Verdict.UNKNOWN]]  # no retry: b is never reached
+    be = _backend(exe, tmp_path, batch_size=1, kernel_fallback=False, crash_retries=0)
+    got = be.precondition_holds_many([(_task("toy_a"), None, [(77,)]),
+                                      (_task("toy_b"), None, [(2,)])])
+    assert got == [[Verdict.UNKNOWN], [Verdict.TRUE]]  # b's shorter check goes first
 
 
 def _fallback(be: LeanBackend) -> dict[str, int]:
@@ -475,7 +480,8 @@ def test_chunking_and_several_tasks_per_file(fake_lean, tmp_path) -> None:
     tasks = [_task(f"toy_{i}") for i in range(3)]
     res = be.classify_many([(t, [(i + 1,), (-i,)]) for i, t in enumerate(tasks)])
     assert [[c.label for c in r] for r in res] == [[Label.EXPECTED, Label.UNEXPECTED]] * 3
-    assert be.stats.processes == 2  # two tasks, then one
+    # two units a file: every task's short checks, then the long ones of tasks 1 and 2
+    assert be.stats.processes == 3
 
 
 def test_bad_items_and_untrusted_code_never_raise(fake_lean, tmp_path) -> None:
@@ -1034,3 +1040,21 @@ def test_values_as_data_give_the_answers_of_literals(fake_lean, tmp_path) -> Non
     assert data == literal and data[0][-1].startswith("Classification(label=<Label.EXPECTED")
     assert _calls(log) == before + 2  # the batches with 4545 again, as literals
     assert be.stats.extra["rebatched"] > 0
+
+
+@given(st.lists(st.lists(st.text(min_size=1, max_size=30), max_size=12), min_size=1, max_size=6))
+def test_tiers_keep_every_check_once_and_put_the_longest_last(units: list[list[str]]) -> None:
+    """Every unit's short checks, then every unit's longest (a unit again, in order)."""
+    from veriscale.backends.lean.backend import _tiers
+
+    variants = [f"v{i}" for i in range(len(units))]
+    checks = [sorted(((i, k, c) for k, c in enumerate(cs)), key=lambda it: len(it[2]))
+              for i, cs in enumerate(units)]
+    out_v, out_c = _tiers(variants, checks)  # type: ignore[arg-type]
+    assert sorted(it for items in out_c for it in items) == sorted(
+        it for items in checks for it in items)
+    assert all(out_v[j] == f"v{items[0][0]}" and all(it[0] == items[0][0] for it in items)
+               for j, items in enumerate(out_c))
+    if len(units) > 1:  # no unit repeats before every unit had its first tier
+        firsts = [v for j, v in enumerate(out_v) if v not in out_v[:j]]
+        assert out_v[:len(firsts)] == firsts

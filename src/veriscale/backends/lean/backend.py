@@ -901,6 +901,7 @@ class LeanBackend:
         so parallel workers finish together instead of one waiting on a remainder.
         """
         checks = [sorted(items, key=lambda item: len(item[2])) for items in checks]
+        variants, checks = _tiers(variants, checks)
         total = sum(len(items) for items in checks)
         limit = balanced_size(total, self.chunk_size, self.workers,
                               self.file_limits.split_checks if split is None else split)
@@ -1843,6 +1844,34 @@ def _broken_definitions(out: CheckOutput, limit: int = 200) -> str:
     if out.dropped_imports and any(_MISSING_NAME.search(e) for e in out.definition_errors):
         return f"unsupported: imports unavailable here ({', '.join(out.dropped_imports)}): {first}"
     return "compile: " + first
+
+
+LARGE_SHARE = 0.1
+"""The share of a round's checks (the longest commands) that go after every unit's
+others (:func:`_tiers`)."""
+
+
+def _tiers(variants: list[render.Variant], checks: list[list[tuple[int, int, str]]]
+           ) -> tuple[list[render.Variant], list[list[tuple[int, int, str]]]]:
+    """Units with their checks (smallest first) as two tiers: every unit's checks up to
+    the round's longest tenth, then every unit's longest ones (the unit again, its
+    definitions repeated). Units run one after another in a file, so one unit's huge
+    input that takes Lean down used to leave every later unit's small checks for a
+    new file; now it comes after them."""
+    lengths = sorted(len(item[2]) for items in checks for item in items)
+    if len(variants) < 2 or not lengths:
+        return variants, checks
+    cut = lengths[min(len(lengths) - 1, int(len(lengths) * (1 - LARGE_SHARE)))]
+    small = [[item for item in items if len(item[2]) < cut] for items in checks]
+    large = [[item for item in items if len(item[2]) >= cut] for items in checks]
+    out_v: list[render.Variant] = []
+    out_c: list[list[tuple[int, int, str]]] = []
+    for tier in (small, large):
+        for variant, items in zip(variants, tier, strict=True):
+            if items:
+                out_v.append(variant)
+                out_c.append(items)
+    return out_v, out_c
 
 
 def _batch_answers(messages: Sequence[LeanMessage], first: int, n: int,
