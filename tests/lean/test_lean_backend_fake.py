@@ -1053,8 +1053,13 @@ def test_tiers_keep_every_check_once_and_put_the_longest_last(units: list[list[s
     out_v, out_c = _tiers(variants, checks)  # type: ignore[arg-type]
     assert sorted(it for items in out_c for it in items) == sorted(
         it for items in checks for it in items)
-    assert all(out_v[j] == f"v{items[0][0]}" and all(it[0] == items[0][0] for it in items)
+    assert all(not items or (out_v[j] == f"v{items[0][0]}"
+                             and all(it[0] == items[0][0] for it in items))
                for j, items in enumerate(out_c))
-    if len(units) > 1:  # no unit repeats before every unit had its first tier
-        firsts = [v for j, v in enumerate(out_v) if v not in out_v[:j]]
-        assert out_v[:len(firsts)] == firsts
+    # two runs of units in order; no check of the first longer than one of the second
+    index = [int(v[1:]) for v in out_v]
+    k = next((j for j in range(1, len(index)) if index[j] <= index[j - 1]), len(index))
+    assert all(a < b for a, b in zip(index[k:], index[k + 1:], strict=False))
+    first = [len(it[2]) for items in out_c[:k] for it in items]
+    second = [len(it[2]) for items in out_c[k:] for it in items]
+    assert not first or not second or max(first) <= min(second)
