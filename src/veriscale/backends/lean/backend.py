@@ -1272,6 +1272,17 @@ class LeanBackend:
             with self._lock:
                 for key, n in (("unbatched", unbatched), ("rebatched", rebatched)):
                     self.stats.extra[key] = self.stats.extra.get(key, 0) + n
+        if stopped:  # which task's check Lean was on (a slow run is diagnosed by these)
+            at = next(((ui, gi) for ui, unit in enumerate(layout.checks)
+                       for gi, lines in enumerate(unit) if lines[0] > frontier), None)
+            if at is not None:
+                ui, gi = at
+                command = pieces[ui][1][grouped[ui][gi][0]][2]
+                log.info("Lean file %s stopped (%s) on a check of %s: %s, %d characters%s",
+                         name, failure.split(":")[0], pieces[ui][0].task.id,
+                         _command_kind(command), len(command),
+                         f" (a batch of {len(grouped[ui][gi])})"
+                         if len(grouped[ui][gi]) > 1 else "")
         if culprit_kind is not None:
             # The unit that stopped Lean goes last in the retry: if another of its
             # checks stops Lean again, every other unit's checks are answered first,
