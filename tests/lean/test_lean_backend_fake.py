@@ -187,11 +187,11 @@ def data_batch(i, line, budget):
     prefix = f"set_option maxHeartbeats {budget // len(rows)} in " if budget else ""
     got = []
     for r in rows:
-        values = r if isinstance(r, list) else [r]
-        args = " ".join(f"({v})" if v < 0 else str(v) for v in values)
-        if "{exp}" in HELPERS[name][1]:
-            args = " ".join(f"({v})" if v < 0 else str(v) for v in values[:-1]) \
-                + f" ({values[-1]})"
+        raw = r if isinstance(r, list) else [r]
+        values = [f"({v})" if v < 0 else str(v) for v in raw]
+        if "{exp}" in HELPERS[name][1]:  # the expected value, in the test's parentheses
+            values[-1] = f"({raw[-1]})"
+        args = " ".join(values)
         BUF = []
         one(i, prefix + expand(f"{name} {args}"))
         got.append(BUF)

@@ -1214,13 +1214,14 @@ class LeanBackend:
                             self._no_helper.add(self._helper_key(variant, items[group[0]][2]))
                         answers = [()] * len(group)
                     elif as_data and not unreached and (
-                            any(m.is_error for m in messages) or _data_failed(messages)):
+                            (erred := any(m.is_error for m in messages))
+                            or _data_failed(messages)):
                         # the values as data did not reach the helper (an error of the
                         # batch, a decoding that failed): again as literals, which say
                         # which check it was; an error keeps this unit's kind on literals.
                         # (A check that panicked leaves the others unclean too: asked
                         # singly, as a batch of literals would be.)
-                        if any(m.is_error for m in messages):
+                        if erred:
                             with self._lock:
                                 self._no_data.add(self._helper_key(variant,
                                                                    items[group[0]][2]))

@@ -216,32 +216,28 @@ def parse_lean(t: LeanType, text: str) -> Any:
         if not text:
             raise Unparsable("empty literal")
         return OpaqueValue(text)
-    toks = _Tokens(text)
-    value = _parse(toks, t)
-    if toks.peek() is not None:
-        raise Unparsable(f"trailing text after literal in {text!r}")
-    why = check(t, value)
-    if why:
-        raise IllTyped(why)
-    return value
+    return _parse_all([t], text, "literal")[0]
 
 
 def parse_lean_args(types: Sequence[LeanType], text: str) -> list[Any]:
     """Parse the arguments of a call, as :func:`to_lean` wrote them one after another
     (``(-1) #[2, 3] "a"``), into the canonical values of ``types``."""
+    if any(isinstance(t, Opaque) for t in types):
+        raise Unparsable("an opaque argument has no delimiter")
+    return _parse_all(types, text, "the arguments")
+
+
+def _parse_all(types: Sequence[LeanType], text: str, what: str) -> list[Any]:
+    """``text`` as one value of each of ``types``, in order, and nothing else."""
     toks = _Tokens(text)
-    out = []
-    for t in types:
-        if isinstance(t, Opaque):
-            raise Unparsable("an opaque argument has no delimiter")
-        value = _parse(toks, t)
+    values = [_parse(toks, t) for t in types]
+    if toks.peek() is not None:
+        raise Unparsable(f"trailing text after {what} in {text!r}")
+    for t, value in zip(types, values, strict=True):
         why = check(t, value)
         if why:
             raise IllTyped(why)
-        out.append(value)
-    if toks.peek() is not None:
-        raise Unparsable(f"trailing text after the arguments in {text[:80]!r}")
-    return out
+    return values
 
 
 def _parse(toks: _Tokens, t: LeanType) -> Any:

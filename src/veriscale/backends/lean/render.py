@@ -749,16 +749,15 @@ def helper_batch(commands: Sequence[str], budget: int, sig: Signature,
         args.append(got[1])
     assert body is not None
     params = binders(sig)
+    types = [p.type for p in sig.params]
     if (key[1] == "decide" and "vsOutput" in body) or key[1] == "==":
         params = _words(params, f"(vsOutput : {sig.return_text})")
+        types.append(sig.return_type)
     result = "Bool" if key[1] in ("decide", "==") else sig.return_text
     budget = key[0] or budget
     head = [_words("def", helper_name(index), params, f": {result} :="), f"  {body}"]
     if budget:
         head.append(f"set_option maxHeartbeats {budget * len(commands)} in")
-    types = [p.type for p in sig.params]
-    if "vsOutput" in params:
-        types.append(sig.return_type)
     rows = _data_rows(types, args) if data else None
     if rows is not None:
         term = data_route.call_rows(helper_name(index), types, rows, lean_string)
