@@ -380,10 +380,19 @@ def test_early_stop_costs_one_check(fake_lean, tmp_path) -> None:
                                       ("postcondition_holds", (_task(), None, [((1,), 2)]))])
     assert [o.ok for o in run] == [False, True, False] and "skipped" in run[2].error
     assert cl[0].label == Label.EXPECTED and post == [Verdict.TRUE]
+    # ... in later requests too: a larger input is not asked (no Lean start), a smaller is
+    before = _calls(log)
+    (big,) = be.run(_task(), None, [(7777,)])
+    assert not big.ok and big.inconclusive and "no larger than it stopped Lean" in big.error
+    assert _calls(log) == before
+    assert [o.ok for o in be.run(_task(), None, [(7,)])] == [True]
     be = _backend(exe, tmp_path, batch_size=1, kernel_fallback=False, crash_retries=0)
+    before = _calls(log)
     got = be.precondition_holds_many([(_task("toy_a"), None, [(77,)]),
                                       (_task("toy_b"), None, [(22,)])])
-    assert got == [[Verdict.UNKNOWN], [Verdict.UNKNOWN]]  # no retry: b is never reached
+    # a stop is blamed on the unit Lean was on: even with no retries for a, b goes on
+    assert got == [[Verdict.UNKNOWN], [Verdict.TRUE]]
+    assert _calls(log) - before == 2  # a's 77 stopped the first file; b alone in the next
     be = _backend(exe, tmp_path, batch_size=1, kernel_fallback=False, crash_retries=0)
     got = be.precondition_holds_many([(_task("toy_a"), None, [(77,)]),
                                       (_task("toy_b"), None, [(2,)])])

@@ -63,6 +63,20 @@ def test_a_crash_is_infrastructure_and_unknown(fake: Path, tmp_path: Path) -> No
     assert sample.metrics["code"].lower is Score.UNKNOWN, sample
 
 
+def test_a_crashing_candidate_costs_only_its_own_checks(fake: Path, tmp_path: Path) -> None:
+    """A stop is blamed on the unit Lean was on: with no retries at all, a candidate
+    that takes Lean down leaves the other candidate of its file answered."""
+    be = _backend(fake, tmp_path, crash_retries=0)
+    task = _task()
+    for first, second in ((_impl("2 * x  -- DIE"), _impl("2 * x")),
+                          (_impl("2 * x"), _impl("2 * x  -- DIE"))):
+        got = be.evaluate_many([("run", (task, first, [(1,), (2,)])),
+                                ("run", (task, second, [(1,), (2,)]))])
+        bad, good = (got[0], got[1]) if "DIE" in first.code else (got[1], got[0])
+        assert all(o.inconclusive and o.error.startswith("infrastructure") for o in bad), bad
+        assert [o.ok for o in good] == [True, True], good
+
+
 def test_a_hanging_first_candidate_does_not_fail_the_next(fake: Path, tmp_path: Path) -> None:
     be = _backend(fake, tmp_path, timeout=3)
     task = _task()

@@ -370,6 +370,22 @@ def _done(result: Any) -> tuple[str, Any]:
     return ("done", result)
 
 
+@dataclass(frozen=True)
+class _Stop:
+    """Where a file's Lean stopped (a crash or a timeout): on a check of ``unit``
+    (its variant's key); ``culprit`` is that check and its answer when it ran alone
+    (not in a batch); ``kind`` and ``size`` (the length of its command) are set when
+    the function's checks no smaller than it are skipped from now on."""
+
+    unit: tuple[str, ...]
+    timed_out: bool
+    failure: str
+    blind: bool  # before Lean got past its start (the header's sentinel)
+    culprit: tuple[tuple[int, int], CheckOutput] | None = None
+    kind: str = ""
+    size: int | None = None
+
+
 @dataclass
 class _KernelAsks:
     """Stuck checks put to the kernel: where each is, its kind, and its two examples."""
@@ -579,6 +595,9 @@ class LeanBackend:
         self.data = bool(data) and self.helpers and mode == "compiled" \
             and "Lean" in self.runner.compiled_imports
         self._no_data: set[tuple[Any, ...]] = set()
+        # (unit, kind of check) → the smallest size that stopped Lean, whether by a
+        # timeout, and why: larger checks of that function are not asked again
+        self._stopped: dict[tuple[tuple[str, ...], str], tuple[int, bool, str]] = {}
         # Where each Lean file runs: here (default) or as one unit of a remote executor.
         self.executor: Executor = executor or LocalExecutor()
         self.stats = BackendStats()
@@ -937,13 +956,13 @@ class LeanBackend:
         memory cap, a stack overflow in some reduction), so "finished" means
         "the last unit's sentinel printed". The first unreached check is the
         likely culprit: it is reported (a crash as ``infrastructure``, a timeout
-        as ``timeout``), and the checks after it go to a new file without it
-        (at most ``crash_retries`` times), so one bad check costs one check,
-        not the chunk, and other candidates are never blamed. The culprit's unit
-        goes last in that file, so a task whose checks keep stopping Lean (a
-        huge literal in a reduction) exhausts the retries on its own checks only.
-        What is still unreached after the last retry is ``infrastructure: ...
-        (not retried)``: UNKNOWN, never the candidate's FAIL.
+        as ``timeout``), and the checks after it go to a new file without it, so
+        one bad check costs one check, not the chunk. A stop is blamed on its
+        unit alone (each unit has ``crash_retries`` of them), and that unit goes
+        last in the next file: a task whose checks keep stopping Lean (a huge
+        literal in a reduction) costs its own checks only, never another
+        candidate's. What a unit still had unreached when its retries ran out is
+        ``infrastructure: ... (not retried)``: UNKNOWN, never the candidate's FAIL.
         """
         outs: list[tuple[tuple[int, int], CheckOutput]] = []
         live = _LiveCount(sum(len(items) for _, items in pieces), self._notify)
@@ -959,67 +978,90 @@ class LeanBackend:
     ) -> None:
         """Run ``pieces`` until every check has an answer (see :meth:`_run_file`).
 
-        A check that ran over its time (compiled mode: ``check_seconds``) costs its
-        function's checks that are no smaller (the length of the command: larger
-        inputs of an exponential specification run away too) and, with the suspect's
-        checks retried smallest first, at most a few more Lean starts; timeouts have
-        their own budget (``timeout_retries``) beside the crashes'."""
-        attempt = timeouts = 0
+        A stop (a crash, or a check over its time: compiled mode's ``check_seconds``)
+        is blamed on the unit Lean was on, never on the file: each unit may stop Lean
+        ``crash_retries`` times (``timeout_retries`` for timeouts) before its unreached
+        checks are given up, and the other units' checks always go on. A check that
+        stopped Lean also costs its function's checks that are no smaller (the length
+        of the command: a larger input of an exponential specification, or of a
+        reference that fills WASM's 4 GB, runs away too), in every later file of this
+        backend (:meth:`_skip_stopped`). Only stops before Lean got past its start (Lean
+        itself failing) count against the file: ``crash_retries`` of them in a row end
+        it."""
+        stops: dict[tuple[tuple[str, ...], bool], int] = {}  # per (unit, timed out)
+        blind = 0  # stops in a row before Lean got past its start
         single: set[tuple[int, int]] = set()  # checks a batch failed: asked one by one
         literal: set[tuple[int, int]] = set()  # checks a data batch failed: as literals
         while pieces:
-            done, rest, culprit = self._run_once(pieces, live, single, literal)
+            pieces = self._skip_stopped(pieces, outs)
+            if not pieces:
+                break
+            done, rest, stop = self._run_once(pieces, live, single, literal)
             outs.extend(done)
-            if culprit is not None:
-                outs.append(culprit)
-                timed_out = culprit[1].failure.startswith("timeout")
-                if timed_out:
-                    rest = self._skip_larger(pieces, rest, culprit[0], outs)
-                if (timeouts if timed_out else attempt) >= (
-                        self.timeout_retries if timed_out else self.crash_retries):
-                    why = culprit[1].failure
-                    if timed_out:  # the suspect's own checks, skipped
-                        why = (f"timeout: not run: {timeouts + 1} checks before it ran over "
-                               "their time")
-                    elif not why.startswith("infrastructure"):
-                        why = f"infrastructure: {why}"
-                    outs.extend(((ji, idx), CheckOutput([], f"{why} (not retried)"))
-                                for _, items in rest for ji, idx, _ in items)
-                    break
-                if timed_out:
-                    timeouts += 1
-                else:
-                    attempt += 1
-            pieces = rest  # unreached checks, or units retried with compatibility names
-
-    @staticmethod
-    def _skip_larger(pieces: list[tuple[render.Variant, list[tuple[int, int, str]]]],
-                     rest: list[tuple[render.Variant, list[tuple[int, int, str]]]],
-                     at: tuple[int, int], outs: list[tuple[tuple[int, int], CheckOutput]],
-                     ) -> list[tuple[render.Variant, list[tuple[int, int, str]]]]:
-        """``rest`` without the checks of the timed-out check's unit and function that
-        are no smaller than it (each answered as skipped), the unit's others smallest
-        first."""
-        found = [(v, cmd) for v, items in pieces for ji, idx, cmd in items if (ji, idx) == at]
-        if not found:
-            return rest
-        variant, command = found[0]
-        kind, size = _command_kind(command), len(command)
-        out: list[tuple[render.Variant, list[tuple[int, int, str]]]] = []
-        for v, items in rest:
-            if v.key != variant.key:
-                out.append((v, items))
+            if stop is None:
+                pieces = rest  # units retried with compatibility names
                 continue
+            if stop.culprit is not None:
+                outs.append(stop.culprit)
+                self._remember_stop(stop)
+            blind = blind + 1 if stop.blind else 0
+            key = (stop.unit, stop.timed_out)
+            stops[key] = stops.get(key, 0) + 1
+            budget = self.timeout_retries if stop.timed_out else self.crash_retries
+            out_of_budget = blind > self.crash_retries or stops[key] > budget
+            if out_of_budget:
+                why = stop.failure
+                if stop.timed_out:
+                    why = f"timeout: not run: {stops[key]} checks before it ran over their time"
+                elif not why.startswith("infrastructure"):
+                    why = f"infrastructure: {why}"
+                gone = [(v, items) for v, items in rest
+                        if blind > self.crash_retries or v.key == stop.unit]
+                rest = [piece for piece in rest if not any(piece is g for g in gone)]
+                outs.extend(((ji, idx), CheckOutput([], f"{why} (not retried)"))
+                            for _, items in gone for ji, idx, _ in items)
+            pieces = rest  # unreached checks
+
+    def _remember_stop(self, stop: _Stop) -> None:
+        """Keep the smallest check of each function that stopped Lean (see
+        :meth:`_skip_stopped`)."""
+        if stop.size is None:
+            return
+        key = (stop.unit, stop.kind)
+        with self._lock:
+            known = self._stopped.get(key)
+            if known is None or stop.size < known[0]:
+                self._stopped[key] = (stop.size, stop.timed_out, stop.failure)
+
+    def _skip_stopped(self, pieces: list[tuple[render.Variant, list[tuple[int, int, str]]]],
+                      outs: list[tuple[tuple[int, int], CheckOutput]],
+                      ) -> list[tuple[render.Variant, list[tuple[int, int, str]]]]:
+        """``pieces`` without the checks of a function no smaller than one of its checks
+        that stopped Lean (each answered: UNKNOWN, with the stop's cause, so a crash
+        still goes to the kernel fallback); a unit's others smallest first."""
+        with self._lock:
+            stopped = dict(self._stopped)
+        if not stopped:
+            return pieces
+        out: list[tuple[render.Variant, list[tuple[int, int, str]]]] = []
+        for v, items in pieces:
             keep = []
             for item in items:
-                if _command_kind(item[2]) == kind and len(item[2]) >= size:
+                known = stopped.get((v.key, _command_kind(item[2])))
+                if known is None or len(item[2]) < known[0]:
+                    keep.append(item)
+                elif known[1]:
                     outs.append((item[:2], CheckOutput(
                         [], "timeout: not run: a check of this function no larger than it "
                             "ran over its time")))
                 else:
-                    keep.append(item)
+                    outs.append((item[:2], CheckOutput(
+                        [], f"{known[2]} (skipped: a check of this function no larger "
+                            "than it stopped Lean)")))
+            if len(keep) < len(items):
+                keep.sort(key=lambda item: len(item[2]))
             if keep:
-                out.append((v, sorted(keep, key=lambda item: len(item[2]))))
+                out.append((v, keep))
         return out
 
     def _file_timeout(self, checks: int) -> float | None:
@@ -1250,13 +1292,10 @@ class LeanBackend:
                                                           dropped))
                         culprit_kind = (ui, _command_kind(command))
                     elif culprit_kind == (ui, _command_kind(command)) \
-                            and ("decide" not in culprit_kind[1]
-                                 or not (self.kernel or result.timed_out
-                                         or not self.kernel_fallback)):
-                        # The same implementation on another input (reference code is
-                        # what crashes Lean: memory in reductions) would most likely
-                        # take Lean down again, so it is not retried; in compiled mode
-                        # neither is a specification (the kernel is asked instead).
+                            and self._skips_alike(culprit_kind[1], False) \
+                            and (not result.timed_out or "decide" not in culprit_kind[1]):
+                        # The same implementation on another input would most likely
+                        # take Lean down again (see _skips_alike), so it is not retried.
                         what = "timed out" if result.timed_out else "crashed Lean"
                         done.append(((ji, idx), CheckOutput(
                             [], f"{failure} (skipped: the same kind of check {what})",
@@ -1273,24 +1312,43 @@ class LeanBackend:
             with self._lock:
                 for key, n in (("unbatched", unbatched), ("rebatched", rebatched)):
                     self.stats.extra[key] = self.stats.extra.get(key, 0) + n
-        if stopped:  # which task's check Lean was on (a slow run is diagnosed by these)
-            at = next(((ui, gi) for ui, unit in enumerate(layout.checks)
-                       for gi, lines in enumerate(unit) if lines[0] > frontier), None)
-            if at is not None:
-                ui, gi = at
-                command = pieces[ui][1][grouped[ui][gi][0]][2]
-                log.info("Lean file %s stopped (%s) on a check of %s: %s, %d characters%s",
-                         name, failure.split(":")[0], pieces[ui][0].task.id,
-                         _command_kind(command), len(command),
-                         f" (a batch of {len(grouped[ui][gi])})"
-                         if len(grouped[ui][gi]) > 1 else "")
-        if culprit_kind is not None:
-            # The unit that stopped Lean goes last in the retry: if another of its
-            # checks stops Lean again, every other unit's checks are answered first,
-            # so one task's crash never leaves another task's checks unknown.
-            suspect = pieces[culprit_kind[0]][0]
-            rest.sort(key=lambda piece: piece[0] is suspect)
-        return done, rest, culprit
+        if not stopped:
+            return done, rest, None
+        # which task's check Lean was on (a slow run is diagnosed by these)
+        at = next(((ui, gi) for ui, unit in enumerate(layout.checks)
+                   for gi, lines in enumerate(unit) if lines[0] > frontier), None)
+        if at is not None:
+            ui, gi = at
+            command = pieces[ui][1][grouped[ui][gi][0]][2]
+            log.info("Lean file %s stopped (%s) on a check of %s: %s, %d characters%s",
+                     name, failure.split(":")[0], pieces[ui][0].task.id,
+                     _command_kind(command), len(command),
+                     f" (a batch of {len(grouped[ui][gi])})" if len(grouped[ui][gi]) > 1 else "")
+        # blamed: the unit of the check Lean was on (a crash after the last check: the last)
+        suspect = pieces[culprit_kind[0] if culprit_kind is not None
+                         else at[0] if at is not None else len(pieces) - 1][0]
+        # The unit that stopped Lean goes last in the retry: if another of its checks
+        # stops Lean again, every other unit's checks are answered first, so one task's
+        # crash never leaves another task's checks unknown.
+        rest.sort(key=lambda piece: piece[0] is suspect)
+        size = kind = None
+        if culprit is not None and culprit_kind is not None \
+                and self._skips_alike(culprit_kind[1], result.timed_out):
+            command = next(c for v, items in pieces for ji, idx, c in items
+                           if (ji, idx) == culprit[0])
+            size, kind = len(command), culprit_kind[1]
+        return done, rest, _Stop(suspect.key, result.timed_out, failure,
+                                 blind=not att.ready, culprit=culprit,
+                                 kind=kind or "", size=size)
+
+    def _skips_alike(self, kind: str, timed_out: bool) -> bool:
+        """Does a check of ``kind`` that stopped Lean cost its function's checks that
+        are no smaller? Always after a timeout; after a crash, unless it is a decision
+        that the kernel is not asked next (kernel mode, or no kernel fallback): the same
+        implementation on a larger input (reference code is what fills memory) would
+        most likely take Lean down again, and in compiled mode the kernel is asked
+        instead."""
+        return timed_out or "decide" not in kind or not (self.kernel or not self.kernel_fallback)
 
     def _concurrency(self, step: int) -> None:
         """Count wall seconds by how many Lean files ran at once

@@ -491,6 +491,7 @@ class Layout:
     checks: list[list[tuple[int, int]]]  # per unit, per check
     sentinels: list[int]  # per unit: the line of its sentinel
     spans: list[tuple[int, int]]  # per unit: every line it occupies
+    ready: int = 0  # the line of the header's own sentinel: Lean got past its start
 
 
 def namespace_for(task_id: str, index: int) -> str:
@@ -540,7 +541,12 @@ def layout_file(
         head.append("set_option eval.pp false")
     if prelude.strip():
         head += ["", prelude.strip("\n")]
+    # A message as soon as the imports and the prelude are through: Lean's silence is
+    # then the first check's (the runner's stall clock restarts at each message), and a
+    # stop before it is Lean's own, not a unit's.
+    head += ["", SENTINEL]
     header = w.add("\n".join(head))
+    ready = header[1]
     defs: list[tuple[int, int]] = []
     checks: list[list[tuple[int, int]]] = []
     sentinels: list[int] = []
@@ -558,7 +564,7 @@ def layout_file(
             w.add("end")
         spans.append((first, w.add(f"end {u.namespace}")[1]))
     return Layout("\n".join(w.lines) + "\n", keep, dropped, header, defs, checks, sentinels,
-                  spans)
+                  spans, ready)
 
 
 @dataclass
@@ -569,6 +575,7 @@ class Attributed:
     definitions: list[list[LeanMessage]]
     checks: list[list[list[LeanMessage]]]
     sentinel_seen: list[bool]
+    ready: bool = False  # the header's sentinel printed: Lean got past its start
 
 
 def attribute(layout: Layout, messages: Sequence[LeanMessage]) -> Attributed:
@@ -597,6 +604,8 @@ def attribute(layout: Layout, messages: Sequence[LeanMessage]) -> Attributed:
             out.definitions[ui].append(msg)
         elif kind == "sentinel":
             out.sentinel_seen[ui] = out.sentinel_seen[ui] or msg.severity == "information"
+        elif msg.line == layout.ready and msg.severity == "information":
+            out.ready = True
         else:
             out.header.append(msg)
     return out
