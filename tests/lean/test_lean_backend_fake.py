@@ -21,7 +21,8 @@ from hypothesis import strategies as st
 from tool_scripts import python_script
 from veriscale.backends import isolation
 from veriscale.backends.base import Implementation, Label, Spec, Verdict
-from veriscale.backends.lean.backend import CheckOutput, LeanBackend
+from veriscale.backends.lean.backend import LeanBackend
+from veriscale.backends.lean.messages import CheckOutput
 from veriscale.backends.lean.runner import NativeRunner
 from veriscale.backends.registry import make_backend
 from veriscale.benchmark.model import ExpectedPair, LeanSections, Signature, Task
@@ -469,7 +470,7 @@ def test_a_task_that_keeps_crashing_lean_leaves_other_tasks_answered(fake_lean, 
 @example(4, 1000, 3, 1)  # rounding the size up once left a worker idle
 def test_balanced_files_fit_the_cap_and_fill_whole_rounds_of_workers(total, cap, workers,
                                                                      split) -> None:
-    from veriscale.backends.lean.backend import balanced_size
+    from veriscale.backends.lean.files import balanced_size
 
     size = balanced_size(total, cap, workers, split)
     files = -(-total // size)
@@ -527,7 +528,7 @@ def test_compile_reports_definition_errors(fake_lean, tmp_path) -> None:
 
 
 def test_kernel_values_of_opaque_types_are_unknown() -> None:
-    from veriscale.backends.lean.backend import CheckOutput, value_outcome
+    from veriscale.backends.lean.messages import CheckOutput, value_outcome
     from veriscale.backends.lean.runner import LeanMessage
     from veriscale.values import parse_type
 
@@ -555,7 +556,7 @@ def test_classify_includes_the_syntax_filter_in_the_same_file(fake_lean, tmp_pat
 
 
 def test_ill_typed_error_on_the_check_line_is_a_syntax_rejection() -> None:
-    from veriscale.backends.lean.backend import classify_answer
+    from veriscale.backends.lean.messages import classify_answer
     from veriscale.backends.lean.runner import LeanMessage
 
     def out(*msgs: tuple[str, str]) -> CheckOutput:
@@ -580,7 +581,7 @@ def test_ill_typed_error_on_the_check_line_is_a_syntax_rejection() -> None:
 
 
 def test_file_sizing_balances_files_and_workers_follow_cores_and_memory() -> None:
-    from veriscale.backends.lean.backend import balanced_size, default_workers, file_limits
+    from veriscale.backends.lean.files import balanced_size, default_workers, file_limits
 
     assert balanced_size(700, 600) == 350 and balanced_size(600, 600) == 600
     assert balanced_size(1201, 600) == 401 and balanced_size(0, 600) == 600
@@ -827,11 +828,11 @@ def test_scouts_try_every_budget_in_one_round_where_a_lean_start_is_dear(fake_le
 
 
 def test_the_probe_prefix_does_not_change_a_checks_kind() -> None:
-    from veriscale.backends.lean.backend import _command_kind
+    from veriscale.backends.lean.messages import command_kind
     from veriscale.backends.lean.render import probed
 
     for cmd in ("#reduce decide (F_precond 3)", "#eval! (F 4 (by sorry))", "example : (F 1) := by decide +kernel"):
-        assert _command_kind(probed(cmd, 50000)) == _command_kind(cmd) != "set_option"
+        assert command_kind(probed(cmd, 50000)) == command_kind(cmd) != "set_option"
 
 
 def test_a_file_larger_than_the_timeout_was_sized_for_gets_longer(tmp_path) -> None:
@@ -839,7 +840,7 @@ def test_a_file_larger_than_the_timeout_was_sized_for_gets_longer(tmp_path) -> N
     since node's stacks were raised) get it in proportion, smaller ones as it is."""
     from dataclasses import replace
 
-    from veriscale.backends.lean.backend import file_limits
+    from veriscale.backends.lean.files import file_limits
 
     be = _backend(Path("/nonexistent/lean"), tmp_path, timeout=100)
     assert be._file_timeout(5000) is None  # native: every file gets the runner's timeout
@@ -1054,12 +1055,12 @@ def test_values_as_data_give_the_answers_of_literals(fake_lean, tmp_path) -> Non
 @given(st.lists(st.lists(st.text(min_size=1, max_size=30), max_size=12), min_size=1, max_size=6))
 def test_tiers_keep_every_check_once_and_put_the_longest_last(units: list[list[str]]) -> None:
     """Every unit's short checks, then every unit's longest (a unit again, in order)."""
-    from veriscale.backends.lean.backend import _tiers
+    from veriscale.backends.lean.files import tiers
 
     variants = [f"v{i}" for i in range(len(units))]
     checks = [sorted(((i, k, c) for k, c in enumerate(cs)), key=lambda it: len(it[2]))
               for i, cs in enumerate(units)]
-    out_v, out_c = _tiers(variants, checks)  # type: ignore[arg-type]
+    out_v, out_c = tiers(variants, checks)  # type: ignore[arg-type]
     assert sorted(it for items in out_c for it in items) == sorted(
         it for items in checks for it in items)
     assert all(not items or (out_v[j] == f"v{items[0][0]}"

@@ -7,8 +7,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from veriscale.backends.lean import render
-from veriscale.backends.lean.backend import _batch_answers
 from veriscale.backends.lean.literal import parse_lean, to_lean
+from veriscale.backends.lean.messages import batch_answers
 from veriscale.backends.lean.runner import LeanMessage
 from veriscale.values import ListT, OptionT, ProdT, Scalar
 
@@ -77,22 +77,22 @@ def _msg(line: int, text: str, severity: str = "information") -> LeanMessage:
 
 
 def test_batch_answers_read_results_errors_and_failures() -> None:
-    got = _batch_answers([_msg(10, "[true, false]")], 11, 2)
+    got = batch_answers([_msg(10, "[true, false]")], 11, 2)
     assert [a[0].text for a in got] == ["true", "false"]  # type: ignore[index]
     # a term's own elaboration error is its answer; the others are asked again in a batch
     err = _msg(12, "failed to synthesize\n  Decidable (P 2)", "error")
-    assert _batch_answers([err], 11, 3) == [(), (err,), ()]
+    assert batch_answers([err], 11, 3) == [(), (err,), ()]
     # an error outside the terms (the budget), a panic, a short list: each asked alone
-    assert _batch_answers([_msg(10, "maximum number of heartbeats", "error")], 11, 2) == [None] * 2
-    assert _batch_answers([_msg(10, "PANIC at f"), _msg(10, "[0, 1]")], 11, 2) == [None] * 2
-    assert _batch_answers([_msg(10, "[0]")], 11, 2) == [None] * 2
-    assert _batch_answers([], 11, 2) == [None] * 2  # nothing printed (a crash)
+    assert batch_answers([_msg(10, "maximum number of heartbeats", "error")], 11, 2) == [None] * 2
+    assert batch_answers([_msg(10, "PANIC at f"), _msg(10, "[0, 1]")], 11, 2) == [None] * 2
+    assert batch_answers([_msg(10, "[0]")], 11, 2) == [None] * 2
+    assert batch_answers([], 11, 2) == [None] * 2  # nothing printed (a crash)
     # a #check term without an error of its own elaborated, whatever the others did
-    got = _batch_answers([err], 11, 3, checked=True)
+    got = batch_answers([err], 11, 3, checked=True)
     assert got[1] == (err,) and got[0] == got[2] and got[0][0].severity == "information"
-    assert all(_batch_answers([], 11, 2, checked=True))  # silent: it elaborated
+    assert all(batch_answers([], 11, 2, checked=True))  # silent: it elaborated
     # a warning (a ``sorry`` in the proof argument) changes nothing
-    got = _batch_answers([_msg(10, "declaration uses 'sorry'", "warning"), _msg(10, "[1, 2]")],
+    got = batch_answers([_msg(10, "declaration uses 'sorry'", "warning"), _msg(10, "[1, 2]")],
                          11, 2)
     assert [a[0].text for a in got] == ["1", "2"]  # type: ignore[index]
 

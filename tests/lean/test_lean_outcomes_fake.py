@@ -93,10 +93,10 @@ def test_a_hanging_first_candidate_does_not_fail_the_next(fake: Path, tmp_path: 
 ])
 def test_a_syntax_error_is_the_candidates_even_without_mathlib(error: str, kind: str) -> None:
     """With Mathlib dropped, only errors a missing import can explain are unsupported."""
-    from veriscale.backends.lean.backend import CheckOutput, _broken_definitions
+    from veriscale.backends.lean.messages import CheckOutput, broken_definitions
 
     out = CheckOutput([], definition_errors=[error], dropped_imports=["Mathlib"])
-    assert _broken_definitions(out).split(":", 1)[0] == kind
+    assert broken_definitions(out).split(":", 1)[0] == kind
     # With every import available, any definition error is the candidate's.
     out = CheckOutput([], definition_errors=[error])
-    assert _broken_definitions(out).startswith("compile")
+    assert broken_definitions(out).startswith("compile")

@@ -14,7 +14,7 @@ from test_lean_backend_fake import _backend, _calls, _task, fake_lean  # noqa: F
 
 from veriscale.backends.base import Implementation, Spec
 from veriscale.backends.lean import render
-from veriscale.backends.lean.backend import plausible_verdict
+from veriscale.backends.lean.messages import plausible_verdict
 from veriscale.benchmark.model import ExpectedPair
 from veriscale.evaluation.harness import evaluate
 from veriscale.evaluation.scoring import Score, must_fail, must_hold

@@ -42,11 +42,9 @@ candidate) share one namespace and one elaboration of its definitions.
 
 from __future__ import annotations
 
-import bisect
 import copy
 import logging
 import os
-import re
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -72,7 +70,42 @@ from veriscale.backends.base import (
 )
 from veriscale.backends.lean import compat, render
 from veriscale.backends.lean import data as data_route
-from veriscale.backends.lean.literal import parse_lean
+from veriscale.backends.lean.files import (
+    balanced_size,
+    default_workers,
+    file_limits,
+    tiers,
+)
+from veriscale.backends.lean.messages import (
+    USES_SORRY,
+    CheckOutput,
+    batch_answers,
+    bool_answer,
+    check_answer,
+    classify_answer,
+    classify_decision_answer,
+    command_kind,
+    compile_answer,
+    data_failed,
+    equality_outcome,
+    exceeded_heartbeats,
+    kernel_answer,
+    plausible_answer,
+    plausible_verdict,
+    protocol_answer,
+    value_outcome,
+    verina_plausible_answer,
+)
+from veriscale.backends.lean.plans import (
+    EarlyAnswers,
+    LiveCount,
+    OnFile,
+    Plan,
+    Slot,
+    cmd_slot,
+    done_slot,
+    tell,
+)
 from veriscale.backends.lean.runner import LeanMessage, LeanProcessResult, LeanRunner, make_runner
 from veriscale.backends.lean.safety import check_imports, check_untrusted_lean
 from veriscale.benchmark.model import Input, Task
@@ -86,288 +119,9 @@ KERNEL_SAMPLE = 8  # crashed checks of a request asked of the kernel before its 
 """What one Lean file needs on a node: one core; the WASM module peaks near 4 GB."""
 
 
-# ---------------------------------------------------------------- check outputs
 
 
-@dataclass
-class CheckOutput:
-    """What Lean said about one check, with the context needed to explain an unknown."""
 
-    messages: list[LeanMessage]
-    failure: str = ""  # "timeout" / "infrastructure: ..." when the check got no answer
-    definition_errors: list[str] = field(default_factory=list)
-    header_errors: list[str] = field(default_factory=list)
-    dropped_imports: list[str] = field(default_factory=list)
-
-    @property
-    def errors(self) -> list[str]:
-        return [m.text for m in self.messages if m.is_error]
-
-    @property
-    def infos(self) -> list[str]:
-        return [m.text.strip() for m in self.messages if m.severity == "information"]
-
-    def missing_reason(self) -> str:
-        """Why there is no answer: the process, the definitions, or the imports."""
-        if self.failure:
-            return self.failure
-        return self.context_reason() or "no result message"
-
-    def context_reason(self) -> str:
-        parts = []
-        if self.header_errors:
-            parts.append("file header failed: " + first_line(self.header_errors[0]))
-        if self.definition_errors:
-            parts.append("definitions failed to elaborate: " + first_line(self.definition_errors[0]))
-        if self.dropped_imports and (self.definition_errors or self.errors):
-            parts.append("imports unavailable here: " + ", ".join(self.dropped_imports))
-        return "; ".join(parts)
-
-
-def first_line(text: str, limit: int = 200) -> str:
-    line = next((x.strip() for x in text.splitlines() if x.strip()), "")
-    return line if len(line) <= limit else line[: limit - 3] + "..."
-
-
-def _exceeded_heartbeats(out: CheckOutput) -> bool:
-    """Did this check stop at its heartbeat budget (and nothing else go wrong)?"""
-    return not out.failure and any(m.is_error and error_reason(m.text) == "maxHeartbeats"
-                                   for m in out.messages)
-
-
-_LIMITS = ("maxHeartbeats", "maximum recursion depth")  # Lean's budgets, not the input's fault
-
-
-def error_reason(text: str) -> str:
-    """A short, countable reason for a Lean error."""
-    low = text.lower()
-    if "heartbeats" in low:  # first: instance synthesis can run out of them too
-        return "maxHeartbeats"
-    if "failed to synthesize" in low and "decidable" in low:
-        return "no Decidable instance"
-    if "maximum recursion depth" in low:
-        return "maximum recursion depth"
-    if "unknown identifier" in low or "unknown constant" in low:
-        return "unknown identifier: " + first_line(text)
-    return "error: " + first_line(text)
-
-
-PANIC = "panic"
-"""The reason of a check whose evaluation printed before its result (compiled mode: a
-``panic!``, ``get!`` out of bounds, ``head!`` of an empty list). The evaluated code
-then returns ``default``, which is never taken for its answer."""
-
-
-def runtime_output(out: CheckOutput) -> str | None:
-    """What the evaluated code printed besides its result, if anything.
-
-    A value or ``decide`` check prints exactly one information message, its result
-    (last). Compiled code that panics prints the panic first, then returns ``default``.
-    """
-    infos = out.infos
-    if len(infos) > 1 and not out.errors:
-        return first_line(" | ".join(infos[:-1]), 200)
-    return None
-
-
-def bool_answer(out: CheckOutput) -> tuple[bool | None, str]:
-    """``true``/``false`` from ``#reduce decide``/``#eval! decide``; else None and why."""
-    printed = runtime_output(out)
-    if printed is not None:
-        return None, f"{PANIC}: {printed}"
-    if out.errors:
-        reason = error_reason(out.errors[0])
-        extra = out.context_reason()
-        return None, f"{reason} ({extra})" if extra else reason
-    for text in out.infos:
-        if text in ("true", "Bool.true"):
-            return True, ""
-        if text in ("false", "Bool.false"):
-            return False, ""
-    if out.infos:
-        return None, "stuck reduction: " + first_line(out.infos[0], 120)
-    return None, out.missing_reason()
-
-
-def check_answer(out: CheckOutput) -> str | None:
-    """``#check`` succeeded (None) or why not: a budget Lean ran out of says
-    nothing about the input's type, so it is ``unknown``, not ``ill_typed``."""
-    if out.errors:
-        reason = error_reason(out.errors[0])
-        if reason in _LIMITS:
-            return "unknown: " + reason
-        return "ill_typed: " + first_line(out.errors[0])
-    if not out.infos:
-        return "unknown: " + out.missing_reason()
-    return None
-
-
-def verina_plausible_answer(out: CheckOutput) -> str:
-    """VERINA's reading of one Plausible example (``metrics.py``): ``counterexample``
-    on "Found a counter-example!", ``none`` on "Unable to find a counter-example"
-    or "no goals to be solved" (simp closed it), else ``unknown`` ("Gave up" too)."""
-    texts = [m.text for m in out.messages]
-    if any("Found a counter-example" in t for t in texts):
-        return "counterexample"
-    if any("Unable to find a counter-example" in t or "no goals to be solved" in t
-           for t in texts):
-        return "none"
-    return "unknown"
-
-
-def plausible_verdict(pos: str, neg: str) -> Verdict:
-    """What VERINA's stage 2 says about ``P`` from Plausible on ``P`` and on ``¬P``."""
-    if pos == "counterexample":
-        return Verdict.ERROR if neg == "counterexample" else Verdict.FALSE
-    if neg == "counterexample":
-        return Verdict.TRUE
-    if pos == "none":
-        return Verdict.UNREFUTED if neg == "none" else Verdict.PLAUSIBLY_TRUE
-    return Verdict.PLAUSIBLY_FALSE if neg == "none" else Verdict.UNKNOWN
-
-
-def plausible_answer(out: CheckOutput) -> str:
-    """``counterexample``, ``none`` (no counter-example found) or ``unknown``."""
-    texts = [m.text for m in out.messages]
-    if any("Found a counter-example" in t for t in texts):
-        return "counterexample"
-    if any(("Unable to find a counter-example" in t or "no goals to be solved" in t
-            or "Gave up" in t) for t in texts):
-        return "none"
-    if out.messages and not out.errors:
-        return "none"
-    return "unknown"
-
-
-# ---------------------------------------------------------------- file sizing
-
-
-@dataclass(frozen=True)
-class FileLimits:
-    """How much one Lean file may hold on a runner, and what that costs in memory.
-
-    ``checks`` and ``units`` bound a file; ``peak_mb`` is the measured peak
-    resident memory of one process at those limits (benchmarks/bench_lean_files.py),
-    used to decide how many processes fit in memory at once.
-    """
-
-    checks: int
-    units: int
-    peak_mb: int
-    cell_budget: int = 0  # default (expected input, adversary) cells per task; 0 = all
-    timeout_checks: int = 0
-    """The file size the runner's ``timeout`` is meant for; a larger file gets
-    proportionally longer (0: every file gets ``timeout``)."""
-    split_checks: int = 1000
-    """A round is spread over the workers only in files of at least this many checks
-    (each more file costs one more Lean start)."""
-    start_seconds: float = 0.0
-    """What one more Lean file costs before its first check (the import of ``Init``)."""
-    heartbeat_ms: float = 0.0
-    """What a check that runs out of its budget costs per heartbeat (0: not measured,
-    so every climb of the heartbeat probe's budgets goes through scouts)."""
-
-    @property
-    def measured(self) -> bool:
-        """Are both costs known (WASM)? Only then does the heartbeat ladder weigh them."""
-        return bool(self.start_seconds and self.heartbeat_ms)
-
-    def stuck_seconds(self, heartbeats: int) -> float:
-        """What one check costs if it runs out of ``heartbeats``."""
-        return heartbeats * self.heartbeat_ms / 1000
-
-
-# WASM: 32-bit memory (4 GB) caps a process; each command costs about 0.03 s. A file
-# starts with the import of Init: 110-120 s alone (200-310 s of wall time on a busy
-# 2-core machine) until the launcher (wasm_setup.LAUNCHER_NAME) removed emscripten's
-# dlsym scan from it; now about 12 s alone, at the same 3.6 GB of resident memory.
-# start_seconds is that start on a shared machine. Files stay large for memory's
-# sake: 20,000 commands ran at 3.7 GB, once the runner gave node's stacks room
-# (runner.WasmRunner.stack_mb). A round is spread over the workers from 500 checks
-# (about 15 s of checks, the price of a start). The timeout (2,400 CPU seconds) was
-# sized for files of 2,400 checks, about 1 s each under the probe's heartbeat budget.
-# Native: no cap, but smaller files spread over more cores.
-FILE_LIMITS = {
-    "wasm": FileLimits(checks=12000, units=100, peak_mb=4300, cell_budget=3000,
-                       timeout_checks=2400, split_checks=500, start_seconds=30,
-                       heartbeat_ms=0.4),
-    "native": FileLimits(checks=300, units=8, peak_mb=2000),
-}
-
-
-def file_limits(runner: str) -> FileLimits:
-    return FILE_LIMITS.get(runner, FILE_LIMITS["native"])
-
-
-def balanced_size(total: int, cap: int, workers: int = 1, split: int = 1) -> int:
-    """The per-file size that splits ``total`` checks into the fewest files of at most
-    ``cap``, and into at least ``workers`` files where each still holds ``split``
-    checks (so no worker idles beside one long file). Past ``workers`` files, their
-    number is a multiple of ``workers``: three files on two workers leave one core
-    idle for a whole file; four smaller ones cost one more Lean start and a quarter
-    less wall time."""
-    if total <= 0:
-        return max(1, cap)
-    workers = max(1, workers)
-    files = max(-(-total // max(1, cap)), min(workers, total // max(1, split)))
-    if files > workers:
-        files = -(-files // workers) * workers
-    size = -(-total // files)
-    if files <= workers and -(-total // size) < files:
-        # rounding up lost a file (4 checks for 3 workers: 2 files of 2): smaller ones
-        size = max(1, total // files)
-    return size
-
-
-def default_workers(peak_mb: int, cpus: int | None = None, memory_mb: int | None = None) -> int:
-    """As many Lean processes at once as there are cores, and as fit in memory; never fewer than one."""
-    cpus = cpus if cpus is not None else (os.cpu_count() or 1)
-    if memory_mb is None:
-        try:
-            memory_mb = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // (1 << 20)
-        except (ValueError, OSError, AttributeError):
-            memory_mb = 0
-    fit = memory_mb // peak_mb if memory_mb and peak_mb else cpus
-    return max(1, min(cpus, fit))
-
-
-# ---------------------------------------------------------------- plans
-
-
-_Slot = tuple[str, Any]  # ("cmd", i), ("cmds", (i, j, ...)) or ("done", known result)
-
-
-@dataclass
-class _Plan:
-    """One request turned into commands for one unit, and how to read their answers.
-
-    An item answered by one command has a ``("cmd", i)`` slot read by ``finish``;
-    an item answered by several (classification: the syntax check and the
-    decision, in one file) has ``("cmds", (i, j))`` read by ``finish_multi``.
-    """
-
-    variant: render.Variant | None
-    commands: list[str]
-    slots: list[_Slot]
-    finish: Callable[[CheckOutput], Any]
-    finish_multi: Callable[[list[CheckOutput]], Any] | None = None
-
-    def answer(self, slot: _Slot, got: list[CheckOutput]) -> Any:
-        kind, value = slot
-        if kind == "done":
-            return value
-        if kind == "cmds":
-            assert self.finish_multi is not None
-            return self.finish_multi([got[i] for i in value])
-        return self.finish(got[value])
-
-
-def _cmd(i: int) -> tuple[str, int]:
-    return ("cmd", i)
-
-
-def _done(result: Any) -> tuple[str, Any]:
-    return ("done", result)
 
 
 @dataclass(frozen=True)
@@ -395,109 +149,6 @@ class _KernelAsks:
     jobs: list[tuple[render.Variant, list[str]]] = field(default_factory=list)
 
 
-_OnFile = Callable[[list[tuple[tuple[int, int], CheckOutput]]], None]
-"""Told ``((job, command), output)`` of the outputs a file or a round has made final."""
-
-
-class _EarlyAnswers:
-    """Which items of a batch are final once their first-round files are done.
-
-    Later rounds only revisit checks that gave no answer: the heartbeat ladder (a
-    check over its budget), the kernel round (a stuck reduction), Plausible (an
-    undecided input). So once an item's commands have all come back, none over its
-    budget, a conclusive answer of it is final (the oracle cache keeps those:
-    :data:`~veriscale.backends.base.AnswersHook`). The ladder's and the kernel
-    round's answers are told as each round ends; an item is told again when one of
-    its outputs changed.
-    """
-
-    def __init__(self, plans: Sequence[_Plan], live: list[int],
-                 tell: Callable[[list[tuple[int, int, Any]]], None]) -> None:
-        self.plans = plans
-        self.live = live  # job index → plan index
-        self.tell = tell
-        self.got: list[list[CheckOutput | None]] = [[None] * len(plans[pi].commands)
-                                                     for pi in live]
-        self.slots_of: dict[tuple[int, int], list[int]] = {}  # (job, command) → items
-        for ji, pi in enumerate(live):
-            for si, slot in enumerate(plans[pi].slots):
-                for ci in _slot_commands(slot):
-                    self.slots_of.setdefault((ji, ci), []).append(si)
-        self.told: dict[tuple[int, int], tuple[int, ...]] = {}  # item → the outputs told
-
-    def on_file(self, outs: list[tuple[tuple[int, int], CheckOutput]]) -> None:
-        for (ji, ci), out in outs:
-            self.got[ji][ci] = out
-        told: list[tuple[int, int, Any]] = []
-        for (ji, ci), _ in outs:
-            pi, row = self.live[ji], self.got[ji]
-            for si in self.slots_of.get((ji, ci), ()):
-                slot = self.plans[pi].slots[si]
-                cmds = _slot_commands(slot)
-                seen = tuple(id(row[c]) for c in cmds)
-                if self.told.get((pi, si)) == seen or any(
-                        row[c] is None or _exceeded_heartbeats(row[c])  # type: ignore[arg-type]
-                        for c in cmds):
-                    continue  # told as it is already, or not final yet
-                self.told[(pi, si)] = seen
-                told.append((pi, si, self.plans[pi].answer(slot, row)))  # type: ignore[arg-type]
-        if told:
-            self.tell(told)
-
-
-def _tell(on_file: _OnFile | None, outs: list[tuple[tuple[int, int], CheckOutput]]) -> None:
-    """Give ``on_file`` outputs that are final; early answers are a saving, never a
-    failure of the round."""
-    if on_file is None or not outs:
-        return
-    try:
-        on_file(outs)
-    except Exception:
-        log.warning("telling early answers failed", exc_info=True)
-
-
-def _slot_commands(slot: _Slot) -> list[int]:
-    kind, value = slot
-    return [value] if kind == "cmd" else list(value) if kind == "cmds" else []
-
-
-class _LiveCount:
-    """The checks of one file that Lean has got past while it still runs.
-
-    Lean reports each command as it finishes, so the furthest line it has reported
-    says how many of the file's checks are behind it. The display hears of them as
-    ``("checks", 0, n)``; the file's ``("done", 1, n)`` then brings the rest (a file
-    retried after a crash never counts a check twice, nor more than it holds).
-    """
-
-    def __init__(self, planned: int, notify: Callable[[str, int, int], None]) -> None:
-        self.planned = planned
-        self.reported = 0
-        self.notify = notify
-        self._lock = threading.Lock()
-
-    def attempt(self, first_lines: list[int]) -> Callable[[int], None]:
-        """The ``on_line`` of one Lean process over a file whose checks start on
-        ``first_lines`` (sorted)."""
-        passed = 0
-
-        def on_line(line: int) -> None:
-            nonlocal passed
-            now = bisect.bisect_right(first_lines, line)  # checks starting at or above it
-            with self._lock:
-                more = min(now - passed, self.planned - self.reported)
-                if more <= 0:
-                    return
-                passed = now
-                self.reported += more
-            self.notify("checks", 0, more)
-
-        return on_line
-
-    def rest(self) -> int:
-        with self._lock:
-            left, self.reported = self.planned - self.reported, self.planned
-        return left
 
 
 class LeanBackend:
@@ -645,7 +296,7 @@ class LeanBackend:
 
     def _execute(self, jobs: Sequence[tuple[render.Variant, list[str]]],
                  _fallback: bool = False,
-                 on_file: _OnFile | None = None) -> list[list[CheckOutput]]:
+                 on_file: OnFile | None = None) -> list[list[CheckOutput]]:
         """Run every job's commands; one :class:`CheckOutput` per command, in order.
 
         With a heartbeat probe, every command first runs under ``probe_heartbeats``.
@@ -681,7 +332,7 @@ class LeanBackend:
 
     def _climb(self, jobs: Sequence[tuple[render.Variant, list[str]]],
                final: list[list[CheckOutput]], levels: list[int],
-               on_file: _OnFile | None,
+               on_file: OnFile | None,
                asked: set[tuple[int, int]]) -> dict[str, int]:
         """The heartbeat ladder after the probe round (see :meth:`_execute`): retry the
         checks of ``final`` that exceeded ``levels[0]``, in place; returns its counts.
@@ -717,7 +368,7 @@ class LeanBackend:
         waiting: dict[tuple[str, ...], list[list[Any]]] = {}
         for ji, (variant, cmds) in enumerate(jobs):
             for ci in range(len(cmds)):
-                if _exceeded_heartbeats(final[ji][ci]):
+                if exceeded_heartbeats(final[ji][ci]):
                     waiting.setdefault(variant.key, []).append([(ji, ci), 0])
         for ws in waiting.values():
             ws.sort(key=lambda w: (len(jobs[w[0][0]][1][w[0][1]]), w[0]))
@@ -770,7 +421,7 @@ class LeanBackend:
             # a check's sends are in rising budgets: the last one it exceeded is kept
             for (at, lv), (out,) in zip(sends, outs, strict=True):
                 tried[at] = lv
-                if _exceeded_heartbeats(out):
+                if exceeded_heartbeats(out):
                     if at not in fitted:
                         final[at[0]][at[1]] = out
                 elif lv < fitted.get(at, top + 1):
@@ -778,7 +429,7 @@ class LeanBackend:
                     final[at[0]][at[1]] = out
             counts["retried"] += len(sends)  # commands: a scout may try several budgets
             counts["decided_on_retry"] += len(fitted)
-            _tell(on_file, [(at, final[at[0]][at[1]]) for at in sorted(fitted)])
+            tell(on_file, [(at, final[at[0]][at[1]]) for at in sorted(fitted)])
             for unit, ws in waiting.items():
                 for w in ws:
                     if w[0] in tried and w[0] not in fitted:
@@ -794,7 +445,7 @@ class LeanBackend:
     def _execute_round(self, jobs: Sequence[tuple[render.Variant, list[str]]],
                        _fallback: bool = False,
                        split: int | None = None,
-                       on_file: _OnFile | None = None) -> list[list[CheckOutput]]:
+                       on_file: OnFile | None = None) -> list[list[CheckOutput]]:
         """One round of files; ``split``: the fewest checks a file needs before the
         round is spread over the workers (default: the runner's ``split_checks``);
         ``on_file``: told each file's outputs as it finishes, in file order."""
@@ -819,7 +470,7 @@ class LeanBackend:
                 for outs in pool.map(self._run_file, files):
                     for (ji, ci), out in outs:
                         results[ji][ci] = out
-                    _tell(on_file, outs)
+                    tell(on_file, outs)
         final: list[list[CheckOutput]] = []
         for row in results:
             final.append([o if o is not None else CheckOutput([], "infrastructure: not run")
@@ -830,7 +481,7 @@ class LeanBackend:
 
     def _kernel_decide(self, jobs: Sequence[tuple[render.Variant, list[str]]],
                        final: list[list[CheckOutput]],
-                       on_file: _OnFile | None = None,
+                       on_file: OnFile | None = None,
                        asked: set[tuple[int, int]] | None = None) -> None:
         """Ask the kernel itself where a boolean ``#reduce`` got stuck (one more round):
         ``decide`` of a pre/postcondition, an ``==`` code test, a call returning ``Bool``
@@ -878,7 +529,7 @@ class LeanBackend:
         return stuck
 
     def _kernel_settle(self, stuck: _KernelAsks, outs: list[list[CheckOutput]],
-                       final: list[list[CheckOutput]], on_file: _OnFile | None) -> None:
+                       final: list[list[CheckOutput]], on_file: OnFile | None) -> None:
         """Read the kernel's answers to ``stuck`` (``outs``, in its order) into ``final``."""
         decided = 0
         by_kind: dict[str, list[int]] = {}
@@ -893,7 +544,7 @@ class LeanBackend:
                 final[ji][ci] = CheckOutput(
                     [LeanMessage("information", 0, 0, 0, 0, "true" if got else "false")],
                     "", old.definition_errors, old.header_errors, old.dropped_imports)
-        _tell(on_file, [((ji, ci), final[ji][ci]) for ji, ci in stuck.where])
+        tell(on_file, [((ji, ci), final[ji][ci]) for ji, ci in stuck.where])
         with self._lock:
             kd = self._kernel_stats()
             kd["asked"] += len(stuck.where)
@@ -920,7 +571,7 @@ class LeanBackend:
         so parallel workers finish together instead of one waiting on a remainder.
         """
         checks = [sorted(items, key=lambda item: len(item[2])) for items in checks]
-        variants, checks = _tiers(variants, checks)
+        variants, checks = tiers(variants, checks)
         total = sum(len(items) for items in checks)
         limit = balanced_size(total, self.chunk_size, self.workers,
                               self.file_limits.split_checks if split is None else split)
@@ -965,7 +616,7 @@ class LeanBackend:
         ``infrastructure: ... (not retried)``: UNKNOWN, never the candidate's FAIL.
         """
         outs: list[tuple[tuple[int, int], CheckOutput]] = []
-        live = _LiveCount(sum(len(items) for _, items in pieces), self._notify)
+        live = LiveCount(sum(len(items) for _, items in pieces), self._notify)
         try:
             self._run_attempts(pieces, outs, live)
         finally:
@@ -974,7 +625,7 @@ class LeanBackend:
 
     def _run_attempts(
         self, pieces: list[tuple[render.Variant, list[tuple[int, int, str]]]],
-        outs: list[tuple[tuple[int, int], CheckOutput]], live: _LiveCount | None = None,
+        outs: list[tuple[tuple[int, int], CheckOutput]], live: LiveCount | None = None,
     ) -> None:
         """Run ``pieces`` until every check has an answer (see :meth:`_run_file`).
 
@@ -1047,7 +698,7 @@ class LeanBackend:
         for v, items in pieces:
             keep = []
             for item in items:
-                known = stopped.get((v.key, _command_kind(item[2])))
+                known = stopped.get((v.key, command_kind(item[2])))
                 if known is None or len(item[2]) < known[0]:
                     keep.append(item)
                 elif known[1]:
@@ -1135,7 +786,7 @@ class LeanBackend:
 
     def _run_once(
         self, pieces: list[tuple[render.Variant, list[tuple[int, int, str]]]],
-        live: _LiveCount | None = None,
+        live: LiveCount | None = None,
         single: set[tuple[int, int]] | None = None,
         literal: set[tuple[int, int]] | None = None,
     ) -> tuple[list[tuple[tuple[int, int], CheckOutput]],
@@ -1224,7 +875,7 @@ class LeanBackend:
         batch_blamed = False  # Lean stopped in a batch: its checks go singly, no culprit
         for ui, (variant, items) in enumerate(pieces):
             def_errors = [m.text if m.is_error else f"error: {m.text}"
-                          for m in att.definitions[ui] if m.is_error or _USES_SORRY.search(m.text)]
+                          for m in att.definitions[ui] if m.is_error or USES_SORRY.search(m.text)]
             own = set(variant.imports())  # another unit's missing imports are not this one's
             dropped = [m for m in layout.dropped_imports if m in own]
             if def_errors and self._needs_compat(variant.task, def_errors):
@@ -1243,7 +894,7 @@ class LeanBackend:
                     offset = batches[ui][gi][1]  # type: ignore[index]
                     helper = batches[ui][gi][2]  # type: ignore[index]
                     as_data = batches[ui][gi][3]  # type: ignore[index]
-                    answers = [None] * len(group) if unreached else _batch_answers(
+                    answers = [None] * len(group) if unreached else batch_answers(
                         messages, first_line_of_check + offset, len(group),
                         checked=(render.batch_key(items[group[0]][2]) or (0, "", ""))[1]
                         == "check")
@@ -1257,7 +908,7 @@ class LeanBackend:
                         answers = [()] * len(group)
                     elif as_data and not unreached and (
                             (erred := any(m.is_error for m in messages))
-                            or _data_failed(messages)):
+                            or data_failed(messages)):
                         # the values as data did not reach the helper (an error of the
                         # batch, a decoding that failed): again as literals, which say
                         # which check it was; an error keeps this unit's kind on literals.
@@ -1290,8 +941,8 @@ class LeanBackend:
                     elif culprit is None:
                         culprit = ((ji, idx), CheckOutput([], failure, def_errors, header_errors,
                                                           dropped))
-                        culprit_kind = (ui, _command_kind(command))
-                    elif culprit_kind == (ui, _command_kind(command)) \
+                        culprit_kind = (ui, command_kind(command))
+                    elif culprit_kind == (ui, command_kind(command)) \
                             and self._skips_alike(culprit_kind[1], False) \
                             and (not result.timed_out or "decide" not in culprit_kind[1]):
                         # The same implementation on another input would most likely
@@ -1322,7 +973,7 @@ class LeanBackend:
             command = pieces[ui][1][grouped[ui][gi][0]][2]
             log.info("Lean file %s stopped (%s) on a check of %s: %s, %d characters%s",
                      name, failure.split(":")[0], pieces[ui][0].task.id,
-                     _command_kind(command), len(command),
+                     command_kind(command), len(command),
                      f" (a batch of {len(grouped[ui][gi])})" if len(grouped[ui][gi]) > 1 else "")
         # blamed: the unit of the check Lean was on (a crash after the last check: the last)
         suspect = pieces[culprit_kind[0] if culprit_kind is not None
@@ -1377,14 +1028,14 @@ class LeanBackend:
         elif result.crashed or crashed:
             self.stats.extra["crashes"] += 1
 
-    def _run_plans(self, plans: Sequence[_Plan],
+    def _run_plans(self, plans: Sequence[Plan],
                    early: Callable[[list[tuple[int, int, Any]]], None] | None = None
                    ) -> list[list[Any]]:
         """Each plan's answers; ``early`` is told ``(plan, item, answer)`` as files and
-        rounds settle items, before the batch ends (see :class:`_EarlyAnswers`)."""
+        rounds settle items, before the batch ends (see :class:`EarlyAnswers`)."""
         live = [pi for pi, p in enumerate(plans) if p.variant is not None and p.commands]
         jobs = [(plans[pi].variant, plans[pi].commands) for pi in live]
-        on_file = None if early is None else _EarlyAnswers(plans, live, early).on_file
+        on_file = None if early is None else EarlyAnswers(plans, live, early).on_file
         outs = iter(self._execute(jobs, on_file=on_file))
         answers: list[list[Any]] = []
         for p in plans:
@@ -1398,18 +1049,18 @@ class LeanBackend:
         self, variant: render.Variant | None, items: Sequence[Any],
         command: Callable[[Any], str], finish: Callable[[CheckOutput], Any],
         on_bad: Callable[[str], Any],
-    ) -> _Plan:
+    ) -> Plan:
         commands: list[str] = []
-        slots: list[_Slot] = []
+        slots: list[Slot] = []
         for item in items:
             try:
                 text = command(item)
             except Exception as exc:  # an ill-typed value: that item fails, not the call
-                slots.append(_done(on_bad(f"ill_typed: {exc}")))
+                slots.append(done_slot(on_bad(f"ill_typed: {exc}")))
                 continue
-            slots.append(_cmd(len(commands)))
+            slots.append(cmd_slot(len(commands)))
             commands.append(text)
-        return _Plan(variant, commands, slots, finish)
+        return Plan(variant, commands, slots, finish)
 
     def _lean_task(self, task: Task) -> str | None:
         """``unsupported: ...`` when the task cannot be checked in Lean at all."""
@@ -1441,16 +1092,16 @@ class LeanBackend:
             return f"unsupported: spec imports unavailable here: {', '.join(bad)}"
         return None
 
-    def _plan_check_inputs(self, task: Task, inputs: Sequence[Input]) -> _Plan:
+    def _plan_check_inputs(self, task: Task, inputs: Sequence[Input]) -> Plan:
         bad = self._lean_task(task)
         if bad:
-            return _Plan(None, [], [_done(bad) for _ in inputs], check_answer)
+            return Plan(None, [], [done_slot(bad) for _ in inputs], check_answer)
         return self._plan_items(
             render.Variant(task), inputs,
             lambda inp: render.check_command(render.precond_term(task, inp)),
             check_answer, lambda why: why)
 
-    def _plan_decide(self, task: Task, spec: Spec | None, inputs: Sequence[Input]) -> _Plan:
+    def _plan_decide(self, task: Task, spec: Spec | None, inputs: Sequence[Input]) -> Plan:
         problem = self._lean_task(task) or self._spec_problem(spec, task)
         variant = None if problem else render.Variant(task, spec=spec)
         plan = self._plan_items(
@@ -1458,11 +1109,11 @@ class LeanBackend:
             lambda inp: render.decide_command(render.precond_term(task, inp), self.kernel),
             bool_answer, lambda why: (None, why))
         if problem:
-            plan.slots = [_done((None, problem)) for _ in inputs]
+            plan.slots = [done_slot((None, problem)) for _ in inputs]
             plan.commands = []
         return plan
 
-    def _plan_classify(self, task: Task, inputs: Sequence[Input]) -> _Plan:
+    def _plan_classify(self, task: Task, inputs: Sequence[Input]) -> Plan:
         """Syntax filter and ``decide`` in one file: two commands per input.
 
         The ``#check`` tells an ill-typed input (its error sits on the check's
@@ -1471,9 +1122,9 @@ class LeanBackend:
         """
         problem = self._lean_task(task)
         if problem:
-            return _Plan(None, [], [_done((None, problem)) for _ in inputs], bool_answer)
+            return Plan(None, [], [done_slot((None, problem)) for _ in inputs], bool_answer)
         commands: list[str] = []
-        slots: list[_Slot] = []
+        slots: list[Slot] = []
         # Compiled mode with batch helpers: the decision alone, whose term's elaboration
         # error says the input is ill-typed (classify_decision_answer); the syntax
         # filter's #check was half the checks of a classification and, over all 189
@@ -1483,7 +1134,7 @@ class LeanBackend:
             try:
                 term = render.precond_term(task, inp)
             except Exception as exc:  # an ill-typed value: that input fails, not the call
-                slots.append(_done((None, f"ill_typed: {exc}")))
+                slots.append(done_slot((None, f"ill_typed: {exc}")))
                 continue
             if folded:
                 slots.append(("cmd", len(commands)))
@@ -1491,12 +1142,12 @@ class LeanBackend:
                 continue
             slots.append(("cmds", (len(commands), len(commands) + 1)))
             commands += [render.check_command(term), render.decide_command(term, self.kernel)]
-        return _Plan(render.Variant(task), commands, slots,
+        return Plan(render.Variant(task), commands, slots,
                      classify_decision_answer if folded else bool_answer, classify_answer)
 
     def _plan_post(
         self, task: Task, spec: Spec | None, pairs: Sequence[tuple[Input, Any]]
-    ) -> _Plan:
+    ) -> Plan:
         problem = self._lean_task(task) or self._spec_problem(spec, task)
         variant = None if problem else render.Variant(task, spec=spec)
         plan = self._plan_items(
@@ -1505,15 +1156,15 @@ class LeanBackend:
                                                self.kernel),
             bool_answer, lambda why: (None, why))
         if problem:
-            plan.slots = [_done((None, problem)) for _ in pairs]
+            plan.slots = [done_slot((None, problem)) for _ in pairs]
             plan.commands = []
         return plan
 
-    def _plan_run(self, task: Task, impl: Implementation | None, inputs: Sequence[Input]) -> _Plan:
+    def _plan_run(self, task: Task, impl: Implementation | None, inputs: Sequence[Input]) -> Plan:
         problem = self._lean_task(task) or _impl_problem(impl, task)
         ret = task.signature.return_type
         if problem:
-            return _Plan(None, [], [_done(Outcome(False, error=problem)) for _ in inputs],
+            return Plan(None, [], [done_slot(Outcome(False, error=problem)) for _ in inputs],
                          lambda o: None)
         variant = render.Variant(task, impl=impl)
         with_proof = variant.code_needs_proof()
@@ -1535,11 +1186,11 @@ class LeanBackend:
             finish, lambda why: Outcome(False, error=why))
 
     def _plan_test(self, task: Task, impl: Implementation | None,
-                   pairs: Sequence[tuple[Input, Any]]) -> _Plan:
+                   pairs: Sequence[tuple[Input, Any]]) -> Plan:
         """Code tests compared in Lean, as VERINA's ``#guard F args == expected``."""
         problem = self._lean_task(task) or _impl_problem(impl, task)
         if problem:
-            return _Plan(None, [], [_done(Outcome(False, error=problem)) for _ in pairs],
+            return Plan(None, [], [done_slot(Outcome(False, error=problem)) for _ in pairs],
                          lambda o: None)
         variant = render.Variant(task, impl=impl)
         with_proof = variant.code_needs_proof()
@@ -1553,7 +1204,7 @@ class LeanBackend:
         return self._plan_items(variant, pairs, command, equality_outcome,
                                 lambda why: Outcome(False, error=why))
 
-    def _plan_plausible(self, task: Task, inputs: Sequence[Input]) -> _Plan:
+    def _plan_plausible(self, task: Task, inputs: Sequence[Input]) -> Plan:
         """Two examples per input, ``P`` and ``¬P``, as upstream's stage 2."""
         name = f"{task.signature.name}_precond"
         cmds: list[str] = []
@@ -1561,7 +1212,7 @@ class LeanBackend:
             term = render.precond_term(task, inp)
             cmds.append(render.plausible_command(f"({term})", name, postcond=False))
             cmds.append(render.plausible_command(f"¬ ({term})", name, postcond=False))
-        return _Plan(render.Variant(task), cmds, [_cmd(i) for i in range(len(cmds))],
+        return Plan(render.Variant(task), cmds, [cmd_slot(i) for i in range(len(cmds))],
                      plausible_answer)
 
     # ------------------------------------------------------------ batch operations
@@ -1584,7 +1235,7 @@ class LeanBackend:
             hook = self.on_answers
 
             def early(told: list[tuple[int, int, Any]]) -> None:
-                notify_answers(hook, [(requests[ri][1], i, _protocol_answer(requests[ri][0], a))
+                notify_answers(hook, [(requests[ri][1], i, protocol_answer(requests[ri][0], a))
                                       for ri, i, a in told])
 
         answers = self._run_plans(plans, early)
@@ -1594,7 +1245,7 @@ class LeanBackend:
         undecided: list[tuple[int, Task, list[int]]] = []
         open_specs: list[tuple[int, list[int]]] = []
         for ri, ((op, args), ans) in enumerate(zip(requests, answers, strict=True)):
-            out.append([_protocol_answer(op, a) for a in ans])
+            out.append([protocol_answer(op, a) for a in ans])
             if op in ("precondition_holds", "postcondition_holds"):
                 todo = [i for i, (b, why) in enumerate(ans)
                         if b is None and not why.startswith(("ill_typed", "compile",
@@ -1620,7 +1271,7 @@ class LeanBackend:
                     out[ri] = Verdicts(got, why)
         return out
 
-    def _builders(self) -> dict[str, Callable[..., _Plan]]:
+    def _builders(self) -> dict[str, Callable[..., Plan]]:
         """Each operation's plan builder (in this backend's mode)."""
         return {
             "check_inputs": self._plan_check_inputs,
@@ -1755,18 +1406,18 @@ class LeanBackend:
             post = op == "postcondition_holds"
             name = f"{task.signature.name}_{'postcond' if post else 'precond'}"
             cmds: list[str] = []
-            slots: list[_Slot] = []
+            slots: list[Slot] = []
             for i in todo:
                 try:
                     term = (render.postcond_term(task, items[i][0], items[i][1]) if post
                             else render.precond_term(task, items[i]))
                 except Exception as exc:  # an ill-typed item stays unknown
-                    slots += [_done(f"ill_typed: {exc}")] * 2
+                    slots += [done_slot(f"ill_typed: {exc}")] * 2
                     continue
                 for prop in (f"({term})", f"¬ ({term})"):
-                    slots.append(_cmd(len(cmds)))
+                    slots.append(cmd_slot(len(cmds)))
                     cmds.append(render.plausible_command(prop, name, postcond=post))
-            plans.append(_Plan(render.Variant(task, spec=spec), cmds, slots,
+            plans.append(Plan(render.Variant(task, spec=spec), cmds, slots,
                                verina_plausible_answer))
         answers = self._run_plans(plans)
         for (ri, todo), ans in zip(open_specs, answers, strict=True):
@@ -1868,14 +1519,14 @@ class LeanBackend:
         return [r[0] for r in self.evaluate_many([("compile", j) for j in jobs])]
 
     def _plan_compile(self, task: Task, impl: Implementation | None = None,
-                      spec: Spec | None = None) -> _Plan:
+                      spec: Spec | None = None) -> Plan:
         problem = (self._lean_task(task) or self._spec_problem(spec, task)
                    or _impl_problem(impl, task))
         if problem:
-            return _Plan(None, [], [_done(problem)], compile_answer)
+            return Plan(None, [], [done_slot(problem)], compile_answer)
         variant = render.Variant(task, spec=spec, impl=impl)
         # `#check @main`: proves the unit was reached, fails if the definition was not added.
-        return _Plan(variant, [render.check_command("@" + _main_name(variant))], [_cmd(0)],
+        return Plan(variant, [render.check_command("@" + _main_name(variant))], [cmd_slot(0)],
                      compile_answer)
 
 
@@ -1898,146 +1549,11 @@ def _imports_problem(imports: str, task: Task | None) -> str | None:
     return check_imports(imports, own)
 
 
-# Lean errors that a missing import (Mathlib names, instances, notation) can cause.
-_MISSING_NAME = re.compile(
-    r"unknown (identifier|constant|namespace|attribute|tactic)|failed to synthesize"
-    r"|unexpected token '[^']*[^\x00-\x7f][^']*'")
 
 
-def _broken_definitions(out: CheckOutput, limit: int = 200) -> str:
-    """Definitions failed: the candidate's fault (``compile``), unless this Lean lacks
-    imports the file asked for and the error is one a missing import can cause (an
-    unknown name, a missing instance, an unknown non-ASCII token: Mathlib notation),
-    when nobody can tell (``unsupported``). A plain syntax error is always the
-    candidate's."""
-    first = first_line(out.definition_errors[0], limit)
-    if out.dropped_imports and any(_MISSING_NAME.search(e) for e in out.definition_errors):
-        return f"unsupported: imports unavailable here ({', '.join(out.dropped_imports)}): {first}"
-    return "compile: " + first
 
 
-LARGE_SHARE = 0.1
-"""The share of a round's checks (the longest commands) that go after every unit's
-others (:func:`_tiers`)."""
 
-
-def _tiers(variants: list[render.Variant], checks: list[list[tuple[int, int, str]]]
-           ) -> tuple[list[render.Variant], list[list[tuple[int, int, str]]]]:
-    """Units with their checks (smallest first) as two tiers: every unit's checks up to
-    the round's longest tenth, then every unit's longest ones (the unit again, its
-    definitions repeated). Units run one after another in a file, so one unit's huge
-    input that takes Lean down used to leave every later unit's small checks for a
-    new file; now it comes after them."""
-    lengths = sorted(len(item[2]) for items in checks for item in items)
-    if len(variants) < 2 or not lengths:
-        return variants, checks
-    cut = lengths[min(len(lengths) - 1, int(len(lengths) * (1 - LARGE_SHARE)))]
-    small = [[item for item in items if len(item[2]) < cut] for items in checks]
-    large = [[item for item in items if len(item[2]) >= cut] for items in checks]
-    out_v: list[render.Variant] = []
-    out_c: list[list[tuple[int, int, str]]] = []
-    for tier in (small, large):
-        for variant, items in zip(variants, tier, strict=True):
-            if items:
-                out_v.append(variant)
-                out_c.append(items)
-    return out_v, out_c
-
-
-def _batch_answers(messages: Sequence[LeanMessage], first: int, n: int,
-                   checked: bool = False) -> list[tuple[LeanMessage, ...] | None]:
-    """Each term's answer from a batched ``#eval!`` (``checked``: ``#check``s, as one
-    silent ``example``, which Lean is known to have got past) whose
-    ``n`` terms start on line ``first``, one a line: its printed result, as the message
-    a single check would print; its own elaboration errors (the list was then not
-    evaluated); ``()``: ask again in a batch (another term failed); ``None``: ask again
-    on its own (the batch failed as a whole: an error outside the terms, a panic,
-    anything unexpected). A ``#check`` term without an error of its own elaborated:
-    it is answered whatever the others did. Warnings are dropped, as a single check's
-    reading ignores them."""
-    errors = [m for m in messages if m.is_error]
-    infos = [m for m in messages if m.severity == "information"]
-    if checked:  # silent where it elaborated (the caller knows Lean got past it)
-        ok = LeanMessage("information", first, 0, first, 0, "(checked in a batch)")
-    if errors:
-        own: dict[int, list[LeanMessage]] = {}
-        for m in errors:
-            if not first <= m.line < first + n:
-                return [None] * n
-            own.setdefault(m.line - first, []).append(m)
-        again: tuple[LeanMessage, ...] = (ok,) if checked else ()
-        return [tuple(own[k]) if k in own else again for k in range(n)]
-    if checked:
-        return [(ok,)] * n
-    parts = render.split_list(infos[0].text) if len(infos) == 1 else None
-    if parts is None or len(parts) != n:
-        return [None] * n
-    m = infos[0]
-    return [(LeanMessage("information", m.line, m.column, m.end_line, m.end_column, t),)
-            for t in parts]
-
-
-def _data_failed(messages: Sequence[LeanMessage]) -> bool:
-    """Whether a data batch's decoding failed (:data:`data.PRELUDE` panics so)."""
-    return any(data_route.FAILED in m.text for m in messages)
-
-
-_USES_SORRY = re.compile(r"declaration uses .sorry.")
-"""Lean's warning on a definition whose value holds a proof hole. No definition may:
-whatever elaborated to it (``sorry``, ``admit``, the ``stop`` tactic, a macro of a
-library's) the screen may not know by name, so the elaborator's own word decides."""
-
-
-def kernel_answer(pos: CheckOutput, neg: CheckOutput) -> bool | None:
-    """``P`` / ``¬P`` by ``decide +kernel``: which one elaborated cleanly, if exactly one."""
-
-    def proved(out: CheckOutput) -> bool:
-        return (not out.failure and not out.errors
-                and not any("sorry" in m.text for m in out.messages))
-
-    p, n = proved(pos), proved(neg)
-    return None if p == n else p
-
-
-def classify_answer(outs: list[CheckOutput]) -> tuple[bool | None, str]:
-    """(syntax check, decision) → the decision, or ``ill_typed`` when the input is."""
-    check, decision = outs
-    why = check_answer(check)
-    if why is not None and why.startswith("ill_typed"):
-        return None, why
-    return bool_answer(decision)
-
-
-def classify_decision_answer(out: CheckOutput) -> tuple[bool | None, str]:
-    """The decision of a classification asked without the syntax filter: an error of
-    its own term that is no budget, no missing ``Decidable`` instance and no missing
-    name is the input failing to elaborate (``ill_typed``), as the filter's ``#check``
-    would have said; through a batch helper, which holds the ``decide``, a term's error
-    can only be its literals'."""
-    if (out.errors and runtime_output(out) is None and not out.definition_errors
-            and error_reason(out.errors[0]).startswith("error: ")):
-        return None, "ill_typed: " + first_line(out.errors[0])
-    return bool_answer(out)
-
-
-def compile_answer(out: CheckOutput) -> str | None:
-    if out.definition_errors:
-        return _broken_definitions(out, 500)
-    if out.errors:
-        return "compile: " + first_line(out.errors[0], 500)
-    if not out.infos:
-        return "unknown: " + out.missing_reason()
-    return None
-
-
-def _command_kind(command: str) -> str:
-    """``#reduce decide (F_precond``, ``#reduce (F`` ...: which function a check evaluates."""
-    head = render.PROBE.sub("", command.split("\n", 1)[0], count=1)
-    words = head.replace("(", " ( ").split()
-    for k, word in enumerate(words):
-        if word not in ("#reduce", "#eval!", "#check", "decide", "(", "example", ":", "¬"):
-            return " ".join(words[: k + 1])
-    return head
 
 
 def _main_name(variant: render.Variant) -> str:
@@ -2047,77 +1563,3 @@ def _main_name(variant: render.Variant) -> str:
     return name
 
 
-def _protocol_answer(op: str, raw: Any) -> Any:
-    """What the protocol returns for one item of ``op``, from its plan's answer."""
-    if op in ("precondition_holds", "postcondition_holds"):
-        if raw[0] is None and raw[1].startswith(PANIC + ":"):
-            return Verdict.ERROR  # the specification itself failed on this item
-        return Verdict.of(raw[0])
-    if op == "classify":
-        return _classification(*raw)
-    return raw
-
-
-def _classification(b: bool | None, why: str) -> Classification:
-    if b is None:
-        stage = "syntax" if why.startswith("ill_typed") else "decide"
-        return Classification(Label.UNKNOWN, stage, why)
-    return Classification(Label.EXPECTED if b else Label.UNEXPECTED, "decide")
-
-
-def equality_outcome(out: CheckOutput) -> Outcome:
-    """``Outcome(True, value=bool)`` from a printed ``==``; failures say why."""
-    b, why = bool_answer(out)
-    if b is not None:
-        return Outcome(True, value=b)
-    if why.startswith(PANIC + ":"):  # the code under test failed: its FAIL
-        return Outcome(False, error="crash: " + why)
-    if out.definition_errors:
-        return Outcome(False, error=_broken_definitions(out))
-    if out.failure == "timeout":
-        return Outcome(False, error="timeout")
-    if out.failure:
-        return Outcome(False, error=out.failure)
-    return Outcome(False, error="unknown: " + why)
-
-
-def value_outcome(out: CheckOutput, ret: Any, kernel: bool) -> Outcome:
-    """The printed value of a call, parsed by type; failures say why."""
-    printed = runtime_output(out)
-    if printed is not None:  # the code failed (its ``default`` result is not its answer)
-        return Outcome(False, error=f"crash: {PANIC}: {printed}")
-    if out.errors:
-        if out.definition_errors:
-            return Outcome(False, error=_broken_definitions(out))
-        reason = error_reason(out.errors[0])
-        if reason.startswith(("error:", "unknown identifier")):
-            return Outcome(False, error="compile: " + reason)  # the call did not elaborate
-        return Outcome(False, error="unknown: " + reason)
-    if not out.infos:
-        reason = out.missing_reason()
-        if out.failure == "timeout":
-            return Outcome(False, error="timeout")
-        if out.failure:
-            return Outcome(False, error=out.failure)
-        if out.definition_errors:
-            return Outcome(False, error=_broken_definitions(out))
-        return Outcome(False, error="unknown: " + reason)
-    text = out.infos[-1]
-    if kernel and render.has_float(ret):  # Float and opaque types: no comparable normal form
-        return Outcome(False, error="unknown: kernel mode cannot evaluate a value of type "
-                       f"{ret}: {first_line(text, 80)}")
-    if "sorry" in text:
-        return Outcome(False, error="unknown: result depends on sorry: " + first_line(text, 120))
-    try:
-        if kernel:
-            _, shown = render.projection(ret, "x")
-            value = render.unproject(ret, parse_lean(shown, text))
-        else:
-            value = parse_lean(ret, text)
-    except Exception as exc:
-        if out.definition_errors:  # e.g. a library name this Lean lacks: the code is broken
-            return Outcome(False, error=_broken_definitions(out))
-        stuck = kernel and not render.has_float(ret)
-        what = "stuck reduction" if stuck else "unparsable output"
-        return Outcome(False, error=f"unknown: {what}: {first_line(text, 120)} ({exc})")
-    return Outcome(True, value=value)
