@@ -30,3 +30,14 @@ def write_text_atomic(path: Path, text: str, *, durable: bool = False) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def write_files_atomic(folder: Path, files: dict[str, str]) -> Path:
+    """Write each named text of ``files`` into ``folder`` (created if needed), each file
+    replaced atomically. The texts are encoded by the caller first, so a value that
+    cannot be encoded leaves no half-written folder behind."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, text in files.items():
+        write_text_atomic(folder / name, text)
+    return folder

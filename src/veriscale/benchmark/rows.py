@@ -13,7 +13,7 @@ parameter, and drops only that row (or that unexpected output).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -214,3 +214,24 @@ def decode_rejects(
         if inp is not None:
             out.append(inp)
     return out
+
+
+def read_rows(
+    decoder: Callable[..., list[Any]], signature: Signature, data: Mapping[str, Any],
+    file: str, issue: IssueFn, unreadable: dict[str, str], problems: Sequence[Any] = (),
+    codec: ValueCodec = VERINA_VALUES,
+) -> list[Any]:
+    """One rows file of a task folder (``data``: the folder's parsed JSON files by name)
+    through ``decoder``. A missing, unreadable or non-list file is recorded in
+    ``unreadable`` (with the reading problem in ``problems`` naming it, if any) and read
+    as no rows: a task whose rows cannot be read must never look like one without rows."""
+    if file not in data:
+        problem = next((i for i in problems if getattr(i, "file", None) == file), None)
+        unreadable[file] = problem.message if problem else f"{file} could not be read"
+        return []
+    try:
+        return decoder(signature, data[file], issue, file, codec)
+    except RowsUnreadable as exc:
+        issue(file, "", "bad_json", str(exc))
+        unreadable[file] = str(exc)
+        return []

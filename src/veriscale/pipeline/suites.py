@@ -119,9 +119,8 @@ def reduce_to_lite(
     ``veriscale reduce`` cannot disagree on a budget or a default.
     """
     from veriscale.reduction.pairs import PairRow, reduce_pairs
-    from veriscale.reduction.reject_inputs import reduce_reject_inputs
+    from veriscale.reduction.reject_inputs import reduce_canonical_inputs
 
-    sig = plus.signature
     rows = [
         PairRow(
             case_index=i,
@@ -133,23 +132,14 @@ def reduce_to_lite(
     ]
     pair_result = reduce_pairs(rows, budget=settings.max_pairs,
                                keep_original=settings.keep_original)
-    encoded = [{"input": sig.encode_input(r)} for r in plus.reject_inputs]
-    reject_result = reduce_reject_inputs(
-        encoded, budget=settings.max_reject_inputs,
-        keep_per_bucket=settings.keep_per_critical_bucket,
-    )
-    by_key = {_key(sig.encode_input(r)): r for r in plus.reject_inputs}
+    kept, reject_result = reduce_canonical_inputs(
+        plus.signature, plus.reject_inputs, budget=settings.max_reject_inputs,
+        keep_per_bucket=settings.keep_per_critical_bucket)
     lite = copy.copy(plus)
     lite.tests = [plus.tests[i] for i in pair_result.selected]
-    lite.reject_inputs = [by_key[_key(row["input"])] for row in reject_result.selected]
+    lite.reject_inputs = kept
     log = {"pairs": pair_result.log_dict(), "reject_inputs": reject_result.log_dict()}
     return lite, log
-
-
-def _key(encoded: dict[str, Any]) -> str:
-    import json
-
-    return json.dumps(encoded, sort_keys=True, ensure_ascii=False)
 
 
 def write_suite(final: Path, tasks: list[Task]) -> Path:

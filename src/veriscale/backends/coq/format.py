@@ -17,7 +17,7 @@ from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any
 
-from veriscale.atomic import write_text_atomic
+from veriscale.atomic import write_files_atomic
 from veriscale.backends.coq.literal import parse_coq, to_coq
 from veriscale.backends.coq.types import parse_coq_type
 from veriscale.backends.lean.verina_json import decode
@@ -286,10 +286,10 @@ def load_task_dir(path: Path) -> tuple[Task | None, list[LoadIssue]]:
 
     codec = coq_values(issue)
     unreadable: dict[str, str] = {}
-    tests = _read_rows(rows.decode_tests, signature, data, issues, TEST_JSON, issue, codec,
-                       unreadable)
-    rejects = _read_rows(rows.decode_rejects, signature, data, issues, REJECT_JSON, issue,
-                         codec, unreadable)
+    tests = rows.read_rows(rows.decode_tests, signature, data, TEST_JSON, issue, unreadable,
+                           issues, codec)
+    rejects = rows.read_rows(rows.decode_rejects, signature, data, REJECT_JSON, issue,
+                             unreadable, issues, codec)
     task = Task(
         id=meta.get("id") if isinstance(meta.get("id"), str) else name,
         description=texts.get(DESCRIPTION, ""), signature=signature, tests=tests,
@@ -311,22 +311,6 @@ def coq_values(issue: Any) -> rows.ValueCodec:
 
 
 _WRITE = rows.ValueCodec(lambda t, v: to_coq(t, v, arg=False), lambda t, raw, f, w: None)
-
-
-def _read_rows(decoder: Any, signature: Any, data: dict[str, Any], issues: list[LoadIssue],
-               file: str, issue: Any, codec: rows.ValueCodec,
-               unreadable: dict[str, str]) -> list[Any]:
-    """One rows file through the shared codec; missing or not a list is *unreadable*."""
-    if file not in data:
-        problem = next((i for i in issues if i.file == file), None)
-        unreadable[file] = problem.message if problem else f"{file} could not be read"
-        return []
-    try:
-        return decoder(signature, data[file], issue, file, codec)
-    except rows.RowsUnreadable as exc:
-        issue(file, "", "bad_json", str(exc))
-        unreadable[file] = str(exc)
-        return []
 
 
 # ---------------------------------------------------------------- writing
@@ -358,16 +342,10 @@ def _dump(data: Any) -> str:
 
 def write_task_dir(task: Task, path: Path) -> Path:
     """Write ``task`` as a Coq task folder (every file replaced atomically)."""
-    path = Path(path)
-    text = coq_text(task)
-    tests, rejects = _dump(tests_json(task)), _dump(rejects_json(task))
-    path.mkdir(parents=True, exist_ok=True)
-    write_text_atomic(path / TASK_JSON, json.dumps(task_json_dict(task), indent=4))
-    write_text_atomic(path / DESCRIPTION, task.description)
-    write_text_atomic(path / TASK_V, text)
-    write_text_atomic(path / TEST_JSON, tests)
-    write_text_atomic(path / REJECT_JSON, rejects)
-    return path
+    return write_files_atomic(path, {
+        TASK_JSON: json.dumps(task_json_dict(task), indent=4), DESCRIPTION: task.description,
+        TASK_V: coq_text(task), TEST_JSON: _dump(tests_json(task)),
+        REJECT_JSON: _dump(rejects_json(task))})
 
 
 def with_sections(task: Task, **bodies: str) -> Task:

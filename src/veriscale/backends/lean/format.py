@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
-from veriscale.atomic import write_text_atomic
+from veriscale.atomic import write_files_atomic
 from veriscale.benchmark import rows
 from veriscale.benchmark.model import LeanSections, LoadIssue, Signature, Task
 from veriscale.benchmark.sections import MarkedSection, Marker, SectionError, read_sections
@@ -308,8 +308,10 @@ def build_task(raw: RawTask) -> tuple[Task | None, list[LoadIssue]]:
         return None, issues
 
     unreadable: dict[str, str] = {}
-    tests = _read_rows(rows.decode_tests, signature, raw, TEST_JSON, issue, unreadable)
-    rejects = _read_rows(rows.decode_rejects, signature, raw, REJECT_JSON, issue, unreadable)
+    tests = rows.read_rows(rows.decode_tests, signature, raw.data, TEST_JSON, issue, unreadable,
+                           raw.issues)
+    rejects = rows.read_rows(rows.decode_rejects, signature, raw.data, REJECT_JSON, issue,
+                             unreadable, raw.issues)
     task = Task(
         id=meta.get("id") if isinstance(meta.get("id"), str) else name,
         description=raw.texts.get(DESCRIPTION, ""),
@@ -322,24 +324,6 @@ def build_task(raw: RawTask) -> tuple[Task | None, list[LoadIssue]]:
         unreadable=unreadable,
     )
     return task, issues
-
-
-def _read_rows(
-    decoder: Any, signature: Signature, raw: RawTask, file: str, issue: Any,
-    unreadable: dict[str, str],
-) -> list[Any]:
-    """Decode one rows file; a missing, unreadable or non-list file is recorded in
-    ``unreadable`` (never read as zero rows) and reported once."""
-    if file not in raw.data:
-        problem = next((i for i in raw.issues if i.file == file), None)
-        unreadable[file] = problem.message if problem else f"{file} could not be read"
-        return []
-    try:
-        return decoder(signature, raw.data[file], issue, file)
-    except rows.RowsUnreadable as exc:
-        issue(file, "", "bad_json", str(exc))
-        unreadable[file] = str(exc)
-        return []
 
 
 def load_task_dir(path: Path) -> tuple[Task | None, list[LoadIssue]]:
@@ -393,22 +377,18 @@ def write_task_dir(task: Task, path: Path, *, signature_json: bool | None = None
     is ``None``, when the folder the task was read from had one (VERINA's
     ``advanced`` tasks). Every file is replaced atomically.
     """
-    path = Path(path)
-    # Encode first so that a bad value leaves no half-written folder behind.
-    lean = lean_text(task)
-    tests = _dump(tests_json(task), ensure_ascii=False)
-    rejects = _dump(rejects_json(task), ensure_ascii=False)
-    path.mkdir(parents=True, exist_ok=True)
-    write_text_atomic(path / TASK_JSON, _dump(task_json_dict(task), ensure_ascii=True))
-    write_text_atomic(path / DESCRIPTION, task.description)
+    files = {
+        TASK_JSON: _dump(task_json_dict(task), ensure_ascii=True),
+        DESCRIPTION: task.description,
+    }
     if signature_json is None:
         signature_json = task.path is not None and (Path(task.path) / SIGNATURE_JSON).is_file()
     if signature_json:
-        write_text_atomic(path / SIGNATURE_JSON, _dump(task.signature.to_json(), ensure_ascii=True))
-    write_text_atomic(path / TASK_LEAN, lean)
-    write_text_atomic(path / TEST_JSON, tests)
-    write_text_atomic(path / REJECT_JSON, rejects)
-    return path
+        files[SIGNATURE_JSON] = _dump(task.signature.to_json(), ensure_ascii=True)
+    files[TASK_LEAN] = lean_text(task)
+    files[TEST_JSON] = _dump(tests_json(task), ensure_ascii=False)
+    files[REJECT_JSON] = _dump(rejects_json(task), ensure_ascii=False)
+    return write_files_atomic(path, files)
 
 
 def with_sections(task: Task, **bodies: str) -> Task:

@@ -14,7 +14,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from veriscale.atomic import write_text_atomic
+from veriscale.atomic import write_files_atomic
 from veriscale.benchmark import rows
 from veriscale.benchmark.model import LoadIssue, PythonSections, Signature, Task
 
@@ -248,8 +248,6 @@ def write_task_dir(task: Task, path: Path) -> Path:
     """Write ``task`` as a Python-spec task folder at ``path`` (atomic per file)."""
     if task.python is None:
         raise ValueError(f"task {task.id} has no Python sections to write")
-    path = Path(path)
-    path.mkdir(parents=True, exist_ok=True)
     meta = {
         "format": FORMAT,
         "id": task.id,
@@ -259,12 +257,10 @@ def write_task_dir(task: Task, path: Path) -> Path:
     }
     tests = rows.encode_tests(task.id, task.signature, task.tests)
     rejects = rows.encode_rejects(task.id, task.signature, task.reject_inputs)
-    write_text_atomic(path / "task.json", _dumps(meta))
-    write_text_atomic(path / "description.txt", task.description)
-    write_text_atomic(path / "task.py", module_source(task.python))
-    write_text_atomic(path / "test.json", _dumps(tests))
-    write_text_atomic(path / "reject_inputs.json", _dumps(rejects))
-    return path
+    return write_files_atomic(path, {
+        "task.json": _dumps(meta), "description.txt": task.description,
+        "task.py": module_source(task.python), "test.json": _dumps(tests),
+        "reject_inputs.json": _dumps(rejects)})
 
 
 def new_task_dir(
@@ -285,8 +281,6 @@ def new_task_dir(
     The way to build a benchmark programmatically; nothing is checked here,
     :func:`load_task_dir` reports whatever is wrong, by task, file and field.
     """
-    path = Path(root) / task_id
-    path.mkdir(parents=True, exist_ok=True)
     meta = {
         "format": FORMAT,
         "id": task_id,
@@ -298,12 +292,11 @@ def new_task_dir(
         **DEFAULT_FILES,
         "metadata": metadata or {},
     }
-    write_text_atomic(path / "task.json", _dumps(meta))
-    write_text_atomic(path / "description.txt", description or f"-----Description-----\n{name}\n")
-    write_text_atomic(path / "task.py", task_py)
-    write_text_atomic(path / "test.json", _dumps(tests or []))
-    write_text_atomic(path / "reject_inputs.json", _dumps(rejects or []))
-    return path
+    return write_files_atomic(Path(root) / task_id, {
+        "task.json": _dumps(meta),
+        "description.txt": description or f"-----Description-----\n{name}\n",
+        "task.py": task_py, "test.json": _dumps(tests or []),
+        "reject_inputs.json": _dumps(rejects or [])})
 
 
 def _dumps(obj: Any) -> str:
