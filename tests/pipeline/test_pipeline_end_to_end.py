@@ -45,9 +45,18 @@ def config_file(tmp_path_factory) -> Path:
 def first_run(bundled_dir: Path, config_file: Path, tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("run") / "r1"
     proc = run_cli(["run", str(bundled_dir), "--out", str(out), "--config", str(config_file),
-                    "--tasks", TASKS], hashseed="1")
+                    "--tasks", TASKS, "--log", str(out.parent / "logs" / "run.log")],
+                   hashseed="1")
     assert proc.returncode == 0, proc.stderr[-3000:]
     return out
+
+
+def test_the_log_option_keeps_each_stage_with_its_counts(first_run: Path):
+    lines = (first_run.parent / "logs" / "run.log").read_text().splitlines()
+    stages = [line for line in lines if " INFO stage " in line]
+    for name in ("candidates", "classify", "outputs", "unexpected"):
+        assert any(f"stage {name}: " in line for line in stages), (name, lines[:20])
+    assert not (first_run / "run.log").exists()
 
 
 def test_run_writes_every_output(first_run: Path):

@@ -24,6 +24,9 @@ from veriscale.commands.sandbox_option import configure_sandbox, sandbox_option
 def _options(f):  # shared by run and expand
     f = sandbox_option(f)
     f = executor_options(f)
+    f = click.option("--log", "log_file", type=click.Path(dir_okay=False, path_type=Path),
+                     default=None, help="Append the run's diagnostic log (INFO: each prover "
+                     "file's size and time, each stop with the check it was on) to this file.")(f)
     f = click.option("--no-cache", "no_cache", is_flag=True,
                      help="Ask the oracle again instead of reusing RUN/oracle_cache.sqlite.")(f)
     f = click.option("--tasks", default=None, help="Comma-separated task ids (default: all).")(f)
@@ -56,7 +59,8 @@ only those again."""
 
 
 def _go(benchmark_dir, out, backend, runner, llm, config_path, seed, tasks, executor,
-        ray_address, no_cache, reduce, sandbox=None, accept_multiple=None, audit=None):
+        ray_address, no_cache, reduce, sandbox=None, accept_multiple=None, audit=None,
+        log_file=None):
     from pydantic import ValidationError
 
     from veriscale.benchmark.loader import task_dirs
@@ -65,6 +69,8 @@ def _go(benchmark_dir, out, backend, runner, llm, config_path, seed, tasks, exec
     from veriscale.pipeline.rundir import RunDirLocked
 
     console = Console(stderr=True)
+    if log_file is not None:
+        _log_to(log_file, console)
     try:
         task_dirs(benchmark_dir)
     except NotADataset as exc:
@@ -148,6 +154,25 @@ def _go(benchmark_dir, out, backend, runner, llm, config_path, seed, tasks, exec
     sys.exit(EXIT_PROVISIONAL if result.provisional else 0)
 
 
+def _log_to(path: Path, console: Console) -> None:
+    """The package's INFO records appended to ``path``: what a slow or stopped run is
+    diagnosed by, without changing what the console shows."""
+    import logging
+
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handler = logging.FileHandler(path, encoding="utf-8")
+    except OSError as exc:
+        console.print("[red]error:[/] " + escape(f"--log {path}: {exc.strerror or exc}"))
+        sys.exit(EXIT_USAGE)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
+    handler.setLevel(logging.INFO)
+    root = logging.getLogger("veriscale")
+    root.addHandler(handler)
+    if root.getEffectiveLevel() > logging.INFO:
+        root.setLevel(logging.INFO)
+
+
 def _audit_out(run_dir: Path, console: Console, how: str | None) -> None:
     """The ground-truth audit: a line for run and expand, the findings for audit
     (a table, or with ``json`` one JSON object on stdout)."""
@@ -178,19 +203,19 @@ def _audit_out(run_dir: Path, console: Console, how: str | None) -> None:
 @click.command("run")
 @_options
 def run_command(benchmark_dir, out, backend, runner, llm, config_path, seed, tasks, executor,
-                ray_address, sandbox, no_cache):
+                ray_address, sandbox, no_cache, log_file):
     """Expand BENCHMARK_DIR into Plus, reduce it to Lite, and write a report into --out."""
     _go(benchmark_dir, out, backend, runner, llm, config_path, seed, tasks, executor,
-        ray_address, no_cache, reduce=True, sandbox=sandbox)
+        ray_address, no_cache, reduce=True, sandbox=sandbox, log_file=log_file)
 
 
 @click.command("expand")
 @_options
 def expand_command(benchmark_dir, out, backend, runner, llm, config_path, seed, tasks, executor,
-                   ray_address, sandbox, no_cache):
+                   ray_address, sandbox, no_cache, log_file):
     """Run only the expansion stages (seeds, mutation, classification, outputs, adversaries)."""
     _go(benchmark_dir, out, backend, runner, llm, config_path, seed, tasks, executor,
-        ray_address, no_cache, reduce=False, sandbox=sandbox)
+        ray_address, no_cache, reduce=False, sandbox=sandbox, log_file=log_file)
 
 
 @click.command("audit")
@@ -201,11 +226,11 @@ def expand_command(benchmark_dir, out, backend, runner, llm, config_path, seed, 
 @click.option("--json", "as_json", is_flag=True,
               help="Print audit.json (one JSON object with its list of findings) on stdout.")
 def audit_command(benchmark_dir, out, backend, runner, llm, config_path, seed, tasks, executor,
-                  ray_address, sandbox, no_cache, accept_multiple, as_json):
+                  ray_address, sandbox, no_cache, log_file, accept_multiple, as_json):
     """Audit BENCHMARK_DIR's own ground truth: run the expansion stages into --out
     (resumable, as expand) and list where the task's code, specification and tests
     disagree, each finding with its smallest witness (RUN/audit.json)."""
     accepted = [t.strip() for t in (accept_multiple or "").split(",") if t.strip()]
     _go(benchmark_dir, out, backend, runner, llm, config_path, seed, tasks, executor,
         ray_address, no_cache, reduce=False, sandbox=sandbox, accept_multiple=accepted,
-        audit="json" if as_json else "table")
+        audit="json" if as_json else "table", log_file=log_file)

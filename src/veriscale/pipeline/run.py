@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import platform
 import shutil
 import threading
@@ -69,6 +70,8 @@ ORACLE_CACHE = "oracle_cache.sqlite"
 """The run's oracle cache, in the run directory (``--no-cache`` turns it off)."""
 
 EXPANSION_STAGES = ("candidates", "classify", "outputs", "adversaries", "unexpected")
+
+log = logging.getLogger(__name__)
 
 
 def _hash(*parts: str) -> str:
@@ -422,12 +425,13 @@ class Pipeline:
         # The title goes on its own line: as a table title it wraps to the width
         # of the two narrow columns when the output is not a terminal.
         self.console.print(f"[bold]{escape(title)}[/]", soft_wrap=True)
+        oracle = self.stage_backend.get(name)
+        log.info("%s; %s; oracle %s", title, json.dumps(totals), json.dumps(oracle or {}))
         table = Table(show_header=False, box=None)
         table.add_column("count", no_wrap=True)
         table.add_column("total", justify="right", no_wrap=True)
         for key, value in totals.items():
             table.add_row(key.replace("_", " "), str(value))
-        oracle = self.stage_backend.get(name)
         if oracle and oracle.get("checks"):
             table.add_row("oracle processes", str(int(oracle["processes"])))
             table.add_row("oracle checks", str(int(oracle["checks"])))
