@@ -29,7 +29,7 @@ BUNDLED = Path(__file__).resolve().parents[1] / "src" / "veriscale" / "examples"
 def throughput(mode: str | None, max_mutants: int) -> dict[str, float]:
     from veriscale.backends.python.backend import PythonBackend
     from veriscale.benchmark.loader import load_benchmark
-    from veriscale.evaluation.harness import discriminative_power
+    from veriscale.evaluation.power import discriminative_power
 
     tasks, _ = load_benchmark(BUNDLED)
     opts = {} if mode is None else {"sandbox": mode}

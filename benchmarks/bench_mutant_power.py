@@ -25,7 +25,7 @@ def measure(run_dir: Path, suites: list[str], backend_name: str, max_mutants: in
             max_timeouts: int) -> dict[str, dict[str, float | int]]:
     from veriscale.backends.registry import make_backend
     from veriscale.benchmark.loader import load_benchmark
-    from veriscale.evaluation.harness import discriminative_power
+    from veriscale.evaluation.power import discriminative_power
 
     loaded = []
     for name in suites:

@@ -15,8 +15,9 @@ from veriscale.backends import isolation
 from veriscale.backends.python.format import new_task_dir
 from veriscale.benchmark.loader import load_benchmark
 from veriscale.cli import main
-from veriscale.evaluation.harness import discriminative_power, evaluate, evaluate_candidate
+from veriscale.evaluation.harness import evaluate, evaluate_candidate
 from veriscale.evaluation.mutants import gt_candidate, task_mutants
+from veriscale.evaluation.power import discriminative_power
 from veriscale.evaluation.scoring import Bounded, Score
 from veriscale.evaluation.solutions import load_solutions
 
@@ -246,7 +247,7 @@ def test_bundled_ground_truth_passes_everywhere(bundled_dir: Path, backend: Any)
 
 def test_mutant_early_stop_keeps_every_verdict(backend: Any, suite: Path) -> None:
     """Stopping at a mutant's first FAIL changes no score, and runs fewer tests."""
-    from veriscale.evaluation.harness import score_mutants
+    from veriscale.evaluation.power import score_mutants
 
     (task,), _ = load_benchmark(suite)
     items = [(task, m) for m in task_mutants(task, 20, 0)]
@@ -271,7 +272,7 @@ def test_mutant_early_stop_keeps_every_verdict(backend: Any, suite: Path) -> Non
 
 
 def test_round_slices_cover_every_test_once() -> None:
-    from veriscale.evaluation.harness import round_slices
+    from veriscale.evaluation.power import round_slices
 
     assert round_slices(0) == []
     assert round_slices(3) == [(0, 1), (1, 3)]
@@ -283,8 +284,8 @@ def test_looping_mutant_stops_after_its_timeout_budget(backend: Any, tmp_path: P
     """A mutant that times out is cut after ``max_timeouts`` timed-out tests: its other
     tests count as UNKNOWN (the lower bound a full run gives too), and are not run."""
     from veriscale.backends.base import Implementation
-    from veriscale.evaluation.harness import score_mutants
     from veriscale.evaluation.mutants import FlawedCandidate
+    from veriscale.evaluation.power import score_mutants
     from veriscale.evaluation.solutions import Submission
 
     tests = [dict(TESTS[0], input={"a": 7 + i, "b": 2}, expected=(7 + i) // 2,
@@ -307,7 +308,7 @@ def test_looping_mutant_stops_after_its_timeout_budget(backend: Any, tmp_path: P
 
 
 def test_a_timeout_is_detection_but_not_evidence() -> None:
-    from veriscale.evaluation.harness import MutantVerdict
+    from veriscale.evaluation.power import MutantVerdict
 
     def verdict(score: Bounded) -> MutantVerdict:
         return MutantVerdict("m", "t", "code", "op", score)

@@ -209,7 +209,7 @@ def _run_solutions(backend: Any, suite: tuple[str, list[Any]], solutions: Path,
 def _run_mutants(backend: Any, loaded: list[tuple[str, list[Any]]], seed: int,
                  max_mutants: int, console: Console, as_json: bool, cache: Any,
                  mutant_timeouts: int | None = None) -> None:
-    from veriscale.evaluation.harness import DEFAULT_MUTANT_TIMEOUTS, discriminative_power
+    from veriscale.evaluation.power import DEFAULT_MUTANT_TIMEOUTS, discriminative_power
 
     limit = DEFAULT_MUTANT_TIMEOUTS if mutant_timeouts is None else mutant_timeouts
     try:
