@@ -11,7 +11,8 @@ from rich.console import Console
 from rich.progress import Progress
 
 from veriscale.pipeline.config import RunConfig
-from veriscale.pipeline.run import FileProgress, run_pipeline
+from veriscale.pipeline.progress import FileProgress
+from veriscale.pipeline.run import run_pipeline
 
 
 def test_file_progress_counts_files_and_checks_across_rounds() -> None:
