@@ -4,14 +4,11 @@ from __future__ import annotations
 
 from test_coq_backend import make_task
 
+from veriscale.backends.coq.answers import parse_adversary_answer, parse_spec_answer
 from veriscale.backends.coq.lexer import split_conjuncts
-from veriscale.backends.coq.plugin import (
-    COQ,
-    adversary_templates,
-    parse_adversary_answer,
-    parse_spec_answer,
-    weakened_postconditions,
-)
+from veriscale.backends.coq.plugin import COQ
+from veriscale.backends.coq.templates import adversary_templates
+from veriscale.backends.coq.weaken import weakened_postconditions
 from veriscale.backends.language import plugin_for
 from veriscale.llm import prompts
 from veriscale.llm.offline import flawed_specs, offline_adversaries
