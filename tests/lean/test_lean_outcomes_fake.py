@@ -77,6 +77,26 @@ def test_a_crashing_candidate_costs_only_its_own_checks(fake: Path, tmp_path: Pa
         assert [o.ok for o in good] == [True, True], good
 
 
+def test_a_batch_that_stops_lean_is_blamed_not_the_unit_after_it(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """A batch's helper definition prints (its ``sorry`` warning) before the batch runs:
+    Lean stopped past the helper was still on the batch, not on the next unit (in the
+    full VERINA run, a runaway batch of verina_basic_7 was logged, and charged, as a
+    stop of verina_basic_8's ``myMin``)."""
+    from test_lean_backend_fake import FAKE as PLAIN
+
+    log, exe = tmp_path / "calls.log", tmp_path / "lean"
+    python_script(exe, f"LOG = {str(log)!r}\n" + PLAIN)
+    with isolation.using("none"), caplog.at_level("INFO", "veriscale.backends.lean"):
+        be = _backend(exe, tmp_path, crash_retries=0, kernel_fallback=False)
+        a, b = be.run_many([(_task("toy_a"), None, [(x,) for x in [77, *range(10, 20)]]),
+                            (_task("toy_b"), None, [(x,) for x in range(20, 40)])])
+    stops = [r.getMessage() for r in caplog.records if "stopped (" in r.getMessage()]
+    assert stops and all("on a check of toy_a" in m for m in stops), stops
+    assert [o.value for o in b] == [2 * x for x in range(20, 40)], b
+    assert any(o.inconclusive for o in a), a
+
+
 def test_a_hanging_first_candidate_does_not_fail_the_next(fake: Path, tmp_path: Path) -> None:
     be = _backend(fake, tmp_path, timeout=3)
     task = _task()

@@ -846,6 +846,14 @@ class LeanBackend:
                      for _, items in pieces for ji, idx, _ in items], [], None)
         result = got
         att = render.attribute(layout, result.messages)
+
+        def answer_line(ui: int, gi: int) -> int:
+            """Where the check's answer is printed. A batch's helper definition comes
+            first and prints too (its ``sorry`` warning): Lean past the helper has not
+            yet answered the batch."""
+            batch = batches[ui][gi]
+            return layout.checks[ui][gi][0] + (batch[2] or 0 if batch is not None else 0)
+
         # A timeout or a crash leaves later checks unreached; both are retried.
         stopped = result.timed_out or not att.sentinel_seen[-1]
         if result.timed_out:
@@ -886,7 +894,7 @@ class LeanBackend:
                 first_line_of_check = layout.checks[ui][gi][0]
                 messages = att.checks[ui][gi]
                 if len(group) > 1:  # a batch: split its answer, or ask its checks singly
-                    unreached = stopped and first_line_of_check > frontier
+                    unreached = stopped and answer_line(ui, gi) > frontier
                     if unreached and (culprit is not None or batch_blamed):
                         left += [items[k] for k in group]  # unreached, not suspect
                         continue
@@ -967,7 +975,7 @@ class LeanBackend:
             return done, rest, None
         # which task's check Lean was on (a slow run is diagnosed by these)
         at = next(((ui, gi) for ui, unit in enumerate(layout.checks)
-                   for gi, lines in enumerate(unit) if lines[0] > frontier), None)
+                   for gi in range(len(unit)) if answer_line(ui, gi) > frontier), None)
         if at is not None:
             ui, gi = at
             command = pieces[ui][1][grouped[ui][gi][0]][2]
