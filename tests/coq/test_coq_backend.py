@@ -140,6 +140,25 @@ def test_a_context_past_its_timeout_budget_skips_its_larger_checks_as_unknown():
 
 
 @needs_coqc
+def test_a_check_that_ran_out_of_time_skips_its_larger_ones_in_later_files():
+    """Once a check of a context ran out of its time, no larger check of it is run again
+    (UNKNOWN at once, no coqc); smaller ones still run, and another context is untouched."""
+    b = CoqBackend(workers=1, check_timeout=1)
+    task = half_task()
+    loop = Implementation(LOOP, id="loop")
+    (first,) = b.run(task, loop, [(10,)])
+    assert first.failure_kind == "timeout" and "1 s limit" in first.error
+    before = b.stats.processes
+    (larger,) = b.run(task, loop, [(100,)])
+    assert larger.failure_kind == "timeout" and "no larger than it" in larger.error
+    assert b.stats.processes == before  # answered without running coqc
+    smaller, equal = b.run(task, loop, [(4,), (12,)])  # size: the check's text
+    assert smaller.value == 2 and equal.failure_kind == "timeout"
+    fine = Implementation("Definition half (n : nat) : nat := Nat.div n 2.", id="fine")
+    assert [o.value for o in b.run(task, fine, [(100,)])] == [50]
+
+
+@needs_coqc
 def test_candidates_compile_screen_and_fail_as_candidates(backend):
     task = make_task()
     good = Implementation("Definition inc (x : Z) : Z := x + 2.")

@@ -314,6 +314,8 @@ class CoqBackend:
         self.max_checks = int(max_checks_per_file)
         self.max_units = int(max_units_per_file)
         self.stats = BackendStats(extra={"coqc_files": 0, "reruns": 0, "skipped": 0})
+        # (context, head) -> the length of its smallest check that ran out of its time
+        self._timed_out: dict[tuple[str, str], int] = {}
         self._lock = threading.Lock()
         self.progress: ProgressHook | None = None  # set by a progress display
         self.on_answers: AnswersHook | None = None  # set by the oracle cache
@@ -347,8 +349,41 @@ class CoqBackend:
             self.stats.seconds += run.seconds
         return run
 
+    def _remember_timeout(self, unit: Unit, check: Check) -> None:
+        """The smallest check of this context and head that ran out of its time: no
+        larger one of them is run again in any later file (see :meth:`_skip_timed_out`)."""
+        key = (unit.context, check.head)
+        with self._lock:
+            if len(check.expr) < self._timed_out.get(key, len(check.expr) + 1):
+                self._timed_out[key] = len(check.expr)
+
+    def _skip_timed_out(self, units: list[Unit]) -> None:
+        """Answer UNKNOWN (timeout), without running them, the checks no smaller than one
+        of the same context and head that ran out of its time in an earlier file: a
+        specification that enumerates every subsequence costs its strikes once, not in
+        every file that holds more of its checks."""
+        with self._lock:
+            if not self._timed_out:
+                return
+            memory = dict(self._timed_out)
+        skipped = 0
+        for u in units:
+            for c in u.checks:
+                limit = memory.get((u.context, c.head))
+                if limit is not None and c.answer is None and c.error is None \
+                        and len(c.expr) >= limit:
+                    c.error = ("timeout", "not run: a check of this context no larger than "
+                                          f"it exceeded its {self.check_timeout} s limit")
+                    skipped += 1
+        if skipped:
+            with self._lock:
+                self.stats.extra["skipped"] += skipped
+
     def _run_file(self, units: list[Unit]) -> None:
-        pending = [(u, list(range(len(u.checks)))) for u in units]
+        self._skip_timed_out(units)
+        pending = [(u, [i for i, c in enumerate(u.checks) if c.answer is None and c.error is None])
+                   for u in units]
+        pending = [(u, idx) for u, idx in pending if idx]
         first = True
         share = self.share_literals
         while pending:
@@ -378,6 +413,7 @@ class CoqBackend:
                     check.error = ("timeout", f"the check exceeded its {self.check_timeout} s "
                                               "limit")
                     pending[ui][0].strikes += 1
+                    self._remember_timeout(pending[ui][0], check)
                 elif got == SKIPPED:
                     check.error = ("timeout", f"not run: {self.timeout_budget} smaller checks "
                                               "of this context exceeded their limits")
@@ -426,6 +462,7 @@ class CoqBackend:
                 # never skips the other candidates, original test inputs among them.
                 if kind == "timeout":
                     pending[ui][0].strikes += 1
+                    self._remember_timeout(pending[ui][0], view[ui].checks[ci])
             # run again whatever is still unanswered and not blamed
             nxt = []
             for (u, idx), v in zip(pending, view, strict=True):
