@@ -59,6 +59,7 @@ from veriscale.backends.coq.runner import (
 )
 from veriscale.backends.coq.safety import opaque_names, screen, screen_term
 from veriscale.backends.coq.types import standard_type
+from veriscale.backends.stops import StopMemory
 from veriscale.benchmark.model import Input, Task
 from veriscale.execution import Executor, UnitFailure, is_remote
 from veriscale.execution.units import ProverFile, process_resources, run_prover_file
@@ -314,8 +315,7 @@ class CoqBackend:
         self.max_checks = int(max_checks_per_file)
         self.max_units = int(max_units_per_file)
         self.stats = BackendStats(extra={"coqc_files": 0, "reruns": 0, "skipped": 0})
-        # (context, head) -> the length of its smallest check that ran out of its time
-        self._timed_out: dict[tuple[str, str], int] = {}
+        self._timed_out: StopMemory[bool] = StopMemory()  # by (context, check head)
         self._lock = threading.Lock()
         self.progress: ProgressHook | None = None  # set by a progress display
         self.on_answers: AnswersHook | None = None  # set by the oracle cache
@@ -352,26 +352,20 @@ class CoqBackend:
     def _remember_timeout(self, unit: Unit, check: Check) -> None:
         """The smallest check of this context and head that ran out of its time: no
         larger one of them is run again in any later file (see :meth:`_skip_timed_out`)."""
-        key = (unit.context, check.head)
-        with self._lock:
-            if len(check.expr) < self._timed_out.get(key, len(check.expr) + 1):
-                self._timed_out[key] = len(check.expr)
+        self._timed_out.remember((unit.context, check.head), len(check.expr), True)
 
     def _skip_timed_out(self, units: list[Unit]) -> None:
         """Answer UNKNOWN (timeout), without running them, the checks no smaller than one
         of the same context and head that ran out of its time in an earlier file: a
         specification that enumerates every subsequence costs its strikes once, not in
         every file that holds more of its checks."""
-        with self._lock:
-            if not self._timed_out:
-                return
-            memory = dict(self._timed_out)
+        if not self._timed_out:
+            return
         skipped = 0
         for u in units:
             for c in u.checks:
-                limit = memory.get((u.context, c.head))
-                if limit is not None and c.answer is None and c.error is None \
-                        and len(c.expr) >= limit:
+                if c.answer is None and c.error is None \
+                        and self._timed_out.covering((u.context, c.head), len(c.expr)):
                     c.error = ("timeout", "not run: a check of this context no larger than "
                                           f"it exceeded its {self.check_timeout} s limit")
                     skipped += 1
@@ -381,9 +375,9 @@ class CoqBackend:
 
     def _run_file(self, units: list[Unit]) -> None:
         self._skip_timed_out(units)
-        pending = [(u, [i for i, c in enumerate(u.checks) if c.answer is None and c.error is None])
-                   for u in units]
-        pending = [(u, idx) for u, idx in pending if idx]
+        pending = [(u, idx) for u in units
+                   if (idx := [i for i, c in enumerate(u.checks)
+                               if c.answer is None and c.error is None])]
         first = True
         share = self.share_literals
         while pending:

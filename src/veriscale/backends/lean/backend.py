@@ -108,6 +108,7 @@ from veriscale.backends.lean.plans import (
 )
 from veriscale.backends.lean.runner import LeanMessage, LeanProcessResult, LeanRunner, make_runner
 from veriscale.backends.lean.safety import check_imports, check_untrusted_lean
+from veriscale.backends.stops import StopMemory
 from veriscale.benchmark.model import Input, Task
 from veriscale.execution import Executor, LocalExecutor, Resources, UnitFailure, is_remote
 from veriscale.execution.units import ProverFile, run_prover_file
@@ -248,7 +249,7 @@ class LeanBackend:
         self._no_data: set[tuple[Any, ...]] = set()
         # (unit, kind of check) → the smallest size that stopped Lean, whether by a
         # timeout, and why: larger checks of that function are not asked again
-        self._stopped: dict[tuple[tuple[str, ...], str], tuple[int, bool, str]] = {}
+        self._stopped: StopMemory[tuple[bool, str]] = StopMemory()  # (timed out, failure)
         # Where each Lean file runs: here (default) or as one unit of a remote executor.
         self.executor: Executor = executor or LocalExecutor()
         self.stats = BackendStats()
@@ -678,11 +679,7 @@ class LeanBackend:
         :meth:`_skip_stopped`)."""
         if stop.size is None:
             return
-        key = (stop.unit, stop.kind)
-        with self._lock:
-            known = self._stopped.get(key)
-            if known is None or stop.size < known[0]:
-                self._stopped[key] = (stop.size, stop.timed_out, stop.failure)
+        self._stopped.remember((stop.unit, stop.kind), stop.size, (stop.timed_out, stop.failure))
 
     def _skip_stopped(self, pieces: list[tuple[render.Variant, list[tuple[int, int, str]]]],
                       outs: list[tuple[tuple[int, int], CheckOutput]],
@@ -690,24 +687,22 @@ class LeanBackend:
         """``pieces`` without the checks of a function no smaller than one of its checks
         that stopped Lean (each answered: UNKNOWN, with the stop's cause, so a crash
         still goes to the kernel fallback); a unit's others smallest first."""
-        with self._lock:
-            stopped = dict(self._stopped)
-        if not stopped:
+        if not self._stopped:
             return pieces
         out: list[tuple[render.Variant, list[tuple[int, int, str]]]] = []
         for v, items in pieces:
             keep = []
             for item in items:
-                known = stopped.get((v.key, command_kind(item[2])))
-                if known is None or len(item[2]) < known[0]:
+                why = self._stopped.covering((v.key, command_kind(item[2])), len(item[2]))
+                if why is None:
                     keep.append(item)
-                elif known[1]:
+                elif why[0]:
                     outs.append((item[:2], CheckOutput(
                         [], "timeout: not run: a check of this function no larger than it "
                             "ran over its time")))
                 else:
                     outs.append((item[:2], CheckOutput(
-                        [], f"{known[2]} (skipped: a check of this function no larger "
+                        [], f"{why[1]} (skipped: a check of this function no larger "
                             "than it stopped Lean)")))
             if len(keep) < len(items):
                 keep.sort(key=lambda item: len(item[2]))
@@ -852,7 +847,8 @@ class LeanBackend:
             first and prints too (its ``sorry`` warning): Lean past the helper has not
             yet answered the batch."""
             batch = batches[ui][gi]
-            return layout.checks[ui][gi][0] + (batch[2] or 0 if batch is not None else 0)
+            helper_lines = 0 if batch is None else batch[2] or 0
+            return layout.checks[ui][gi][0] + helper_lines
 
         # A timeout or a crash leaves later checks unreached; both are retried.
         stopped = result.timed_out or not att.sentinel_seen[-1]
