@@ -30,7 +30,6 @@ from veriscale.benchmark.model import ExpectedPair, LeanSections, Signature, Tas
 FAKE = r'''
 import json, os, re, sys, time
 path = sys.argv[-1]
-open(LOG, "a").write(path + "\n")
 lines = open(path).read().splitlines()
 
 BUF = None  # a batch's answers, collected instead of printed
@@ -41,7 +40,7 @@ def say(line, text, severity="information"):
         return
     print(json.dumps({"severity": severity, "data": text, "fileName": path,
                       "pos": {"line": line, "column": 0}, "endPos": {"line": line, "column": 1},
-                      "kind": "[anonymous]"}), flush=True)
+                      "kind": "[anonymous]"}), file=OUT, flush=True)
 
 def ints(text):
     return [int(x) for x in re.findall(r"-?\d+", text)]
@@ -206,63 +205,108 @@ def data_batch(i, line, budget):
         say(i, "[" + ", ".join(t for ms in got for _, t in ms) + "]")
 
 
+OUT = sys.stdout
+
+
+def process():
+    global BUF
+    skip = set()
+    for i, line in enumerate(lines, 1):
+        if i in skip:
+            continue
+        if line.startswith("def «vs batch"):
+            helper(i, line, lines[i].strip())
+            skip.add(i + 1)
+            continue
+        if line.startswith("#eval! (_root_.List.map (fun vsRow =>"):
+            before = re.match(r"set_option maxHeartbeats (\d+) in$", lines[i - 2])
+            data_batch(i, line, int(before.group(1)) if before else 0)
+            skip.add(i + 1)
+            continue
+        budget = re.match(r"set_option maxHeartbeats (\d+) in$", line)
+        head = i + 1 if budget else i
+        if head <= len(lines) and lines[head - 1] in ("#eval! [", "example : List Prop := ["):
+            check = lines[head - 1].startswith("example")  # a batch, one term a line
+            terms, j = [], head
+            while not lines[j - 1].endswith("]"):
+                j += 1
+                terms.append((j, lines[j - 1].strip().rstrip(",")))
+            terms[-1] = (j, terms[-1][1][:-1])
+            skip.update(range(head, j + 1))
+            prefix = (f"set_option maxHeartbeats {int(budget.group(1)) // len(terms)} in "
+                      if budget else "")
+            got = []
+            for at, t in terms:
+                BUF = []
+                if t.startswith("«vs batch"):
+                    single = expand(t)
+                    if single is None:
+                        BUF.append(("error", "unknown identifier " + t.split("»")[0] + "»"))
+                    else:
+                        one(at, prefix + single)
+                else:
+                    one(at, prefix + ("#check " if check else "#eval! ") + t)
+                got.append((at, BUF))
+            BUF = None
+            errors = [(at, m) for at, ms in got for m in ms if m[0] == "error"]
+            for at, (_, text) in errors:  # each at its own term's line, as Lean reports them
+                say(at, text, "error")
+            if not errors and not check:  # an example that elaborates says nothing
+                say(head, "[" + ", ".join(t for _, ms in got for _, t in ms) + "]")
+            continue
+        one(i, line)
+
+
 print("[DEBUG:I] banner")
 say(1, "VERISCALE_ADOPTED 0")  # as the compiled-evaluation prelude prints first
-skip = set()
-for i, line in enumerate(lines, 1):
-    if i in skip:
-        continue
-    if line.startswith("def «vs batch"):
-        helper(i, line, lines[i].strip())
-        skip.add(i + 1)
-        continue
-    if line.startswith("#eval! (_root_.List.map (fun vsRow =>"):
-        before = re.match(r"set_option maxHeartbeats (\d+) in$", lines[i - 2])
-        data_batch(i, line, int(before.group(1)) if before else 0)
-        skip.add(i + 1)
-        continue
-    budget = re.match(r"set_option maxHeartbeats (\d+) in$", line)
-    head = i + 1 if budget else i
-    if head <= len(lines) and lines[head - 1] in ("#eval! [", "example : List Prop := ["):
-        check = lines[head - 1].startswith("example")  # a batch, one term a line
-        terms, j = [], head
-        while not lines[j - 1].endswith("]"):
-            j += 1
-            terms.append((j, lines[j - 1].strip().rstrip(",")))
-        terms[-1] = (j, terms[-1][1][:-1])
-        skip.update(range(head, j + 1))
-        prefix = (f"set_option maxHeartbeats {int(budget.group(1)) // len(terms)} in "
-                  if budget else "")
-        got = []
-        for at, t in terms:
-            BUF = []
-            if t.startswith("«vs batch"):
-                single = expand(t)
-                if single is None:
-                    BUF.append(("error", "unknown identifier " + t.split("»")[0] + "»"))
-                else:
-                    one(at, prefix + single)
-            else:
-                one(at, prefix + ("#check " if check else "#eval! ") + t)
-            got.append((at, BUF))
-        BUF = None
-        errors = [(at, m) for at, ms in got for m in ms if m[0] == "error"]
-        for at, (_, text) in errors:  # each at its own term's line, as Lean reports them
-            say(at, text, "error")
-        if not errors and not check:  # an example that elaborates says nothing
-            say(head, "[" + ", ".join(t for _, ms in got for _, t in ms) + "]")
-        continue
-    one(i, line)
+session = re.search(r'IO.FS.Handle.mk "([^"]+)" .read', "\n".join(lines))
+if session is None:
+    open(LOG, "a").write(path + "\n")
+    process()
+else:  # a Lean session (backends/lean/session.py): serve files until told to stop
+    open(LOG + ".starts", "a").write(path + "\n")
+    answers = re.search(r'IO.FS.Handle.mk "([^"]+)" .append', "\n".join(lines)).group(1)
+    OUT = open(answers, "a")
+    print("--VS-READY", file=OUT, flush=True)
+    feed, pending = open(session.group(1)), ""
+    while True:
+        part = feed.readline()
+        if not part:
+            time.sleep(0.005)
+            continue
+        pending += part
+        if not pending.endswith("\n"):
+            continue
+        name, pending = pending.strip(), ""
+        if name == "--VS-QUIT":
+            break
+        # the file the backend wrote (kept with keep_files), as a file run logs it
+        open(LOG, "a").write(os.path.abspath(name.removesuffix(".served")) + "\n")
+        lines, HELPERS = open(name).read().splitlines(), {}
+        process()
+        print("--VS-DONE " + name, file=OUT, flush=True)
 '''
 
 
-@pytest.fixture()
-def fake_lean(tmp_path: Path) -> Iterator[tuple[Path, Path]]:
+_OPEN: list[LeanBackend] = []  # backends of the test running: their sessions end with it
+_SESSIONS = [False]
+
+
+@pytest.fixture(params=["files", "sessions"])
+def fake_lean(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[tuple[Path, Path]]:
+    """The fake ``lean``; every test runs twice: a Lean process per file, and files
+    served by Lean sessions (backends/lean/session.py), with the same answers."""
     log = tmp_path / "calls.log"
     exe = tmp_path / "lean"
     python_script(exe, f"LOG = {str(log)!r}\n" + FAKE)
-    with isolation.using("none"):  # the fake writes its call log outside its work dir
-        yield exe, log
+    _SESSIONS[0] = request.param == "sessions"
+    try:
+        with isolation.using("none"):  # the fake writes its call log outside its work dir
+            yield exe, log
+    finally:
+        while _OPEN:
+            _OPEN.pop().close()
+        _SESSIONS[0] = False
 
 
 def _task(task_id: str = "toy_1") -> Task:
@@ -280,7 +324,10 @@ def _backend(exe: Path, tmp_path: Path, **kw: object) -> LeanBackend:
                           plausible=bool(kw.pop("plausible", False)))
     if "imports" in kw:  # as the WASM runner's compiled mode imports
         runner.compiled_imports = kw.pop("imports")  # type: ignore[assignment]
-    return LeanBackend(runner, **kw)  # type: ignore[arg-type]
+    runner.sessions = _SESSIONS[0]
+    be = LeanBackend(runner, **kw)  # type: ignore[arg-type]
+    _OPEN.append(be)
+    return be
 
 
 def _calls(log: Path) -> int:
@@ -619,12 +666,14 @@ def test_compatibility_names_are_added_only_when_missing(fake_lean, tmp_path) ->
     assert [o.value for r in first for o in r] == [4, 6]
     assert _calls(log) == 2  # the old task's unit once more, now with the definition
     assert be.stats.extra["compat"] == {"toy_old": ["Array.mkArray"]}
-    text = [p for p in (tmp_path / "work").glob("*.lean")]
-    assert not text  # files are removed after use
+    work = tmp_path / "work"
+    assert not [p for p in work.glob("vs_*") if not p.name.startswith("vs_session_")]
     (again,) = be.run(old, None, [(5,)])
     assert again.value == 10 and _calls(log) == 3  # known now: one file
     (plain,) = be.run(task, None, [(1,)])
     assert plain.value == 2 and "toy_1" not in be.stats.extra["compat"]
+    be.close()
+    assert not list(work.iterdir())  # files (and a session's own) are removed after use
 
 
 def test_compat_needed_reads_lean_errors() -> None:
@@ -1075,3 +1124,23 @@ def test_tiers_keep_every_check_once_and_put_the_longest_last(units: list[list[s
     first = [len(it[2]) for items in out_c[:k] for it in items]
     second = [len(it[2]) for items in out_c[k:] for it in items]
     assert not first or not second or max(first) <= min(second)
+
+
+def test_a_session_serves_many_files_and_a_stop_ends_it(fake_lean, tmp_path) -> None:
+    """One Lean start serves every file of a base; a file that stops Lean ends its
+    session (its answers as a stopped file's), and the next file starts another."""
+    if not _SESSIONS[0]:
+        pytest.skip("Lean sessions only")
+    exe, log = fake_lean
+    starts = log.with_name(log.name + ".starts")
+    be = _backend(exe, tmp_path, batch_size=1, kernel_fallback=False, chunk_size=2, workers=1)
+    got = be.precondition_holds(_task(), None, [(1,), (2,), (3,), (4,), (-5,), (6,)])
+    assert got == [Verdict.TRUE] * 4 + [Verdict.FALSE, Verdict.TRUE]
+    assert _calls(log) == 3 and len(starts.read_text().splitlines()) == 1
+    got = be.precondition_holds(_task("toy_b"), None, [(1,), (77,)])
+    assert got[0] == Verdict.TRUE and got[1] == Verdict.UNKNOWN
+    assert "infrastructure: Lean stopped" in got.reasons[1]
+    assert len(starts.read_text().splitlines()) == 1 and be.runner.session_starts() == 1
+    assert be.precondition_holds(_task("toy_c"), None, [(3,)]) == [Verdict.TRUE]
+    assert len(starts.read_text().splitlines()) == 2  # the crash ended the first session
+    assert be.stats.extra["crashes"] == 1

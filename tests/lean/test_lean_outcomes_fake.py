@@ -19,11 +19,11 @@ from veriscale.evaluation.harness import evaluate
 from veriscale.evaluation.scoring import Score
 from veriscale.evaluation.solutions import Submission
 
-LOOP = "for i, line in enumerate(lines, 1):\n"
-TRIGGERS = LOOP + """    if "HANG" in line:
-        time.sleep(60)
-    if "DIE" in line:
-        sys.exit(1)
+LOOP = "    for i, line in enumerate(lines, 1):\n"
+TRIGGERS = LOOP + """        if "HANG" in line:
+            time.sleep(60)
+        if "DIE" in line:
+            sys.exit(1)
 """
 
 

@@ -126,6 +126,28 @@ def test_layout_ranges_and_attribution() -> None:
     assert "noncomputable section" not in compiled.text and "import Mathlib" in compiled.text
 
 
+def test_a_file_splits_into_its_base_and_the_rest() -> None:
+    """A Lean session runs a file's base once (imports, options, the runner's prelude)
+    and then only the rest; a file's compatibility definitions are not in its base."""
+    from veriscale.backends.lean import session
+
+    a = _task()
+    units = [render.Unit(render.namespace_for(a.id, 0), render.Variant(a), ["#check (1)"])]
+    lay = render.layout_file(units, kernel=False, max_heartbeats=1, prelude="def vsP := 1",
+                             local_prelude="def vsCompat := 2", imports=("Lean",))
+    base, base_lines, rest = session.split_base(lay.text)  # type: ignore[misc]
+    assert base.startswith("import Lean\n") and "def vsP := 1" in base
+    assert "vsCompat" not in base and rest.startswith("\ndef vsCompat := 2")
+    # the rest, after as many blank lines as the base took, keeps every line's number
+    served = ("\n" * base_lines + rest).splitlines()
+    assert served[lay.checks[0][0][0] - 1] == "#check (1)"
+    assert served[lay.ready - 1] == render.SENTINEL
+    assert session.split_base("import Lean\n#check (1)\n") is None
+    other = render.layout_file(units, kernel=False, max_heartbeats=1, prelude="def vsP := 1",
+                               local_prelude="", imports=("Lean",))
+    assert session.split_base(other.text)[0] == base  # type: ignore[index]
+
+
 def test_commands_by_mode() -> None:
     assert render.decide_command("P 1", True) == "#reduce decide (P 1)"
     assert render.decide_command("P 1", False) == "#eval! decide (P 1)"

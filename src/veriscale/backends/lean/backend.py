@@ -186,6 +186,7 @@ class LeanBackend:
         kernel_fallback: bool = True,
         helpers: bool = True,
         data: bool = True,
+        sessions: bool | None = None,
         **other: Any,
     ) -> None:
         if isinstance(runner, LeanRunner):
@@ -198,6 +199,8 @@ class LeanBackend:
                 cache_dir=Path(cache_dir) if cache_dir else None,
                 work_dir=Path(work_dir) if work_dir else None, plausible=plausible,
             )
+        if sessions is not None:  # None: the runner's default (WASM: on)
+            self.runner.sessions = bool(sessions)
         if mode not in ("auto", "kernel", "compiled"):
             raise ValueError(f"unknown Lean mode {mode!r}; choose auto, kernel or compiled")
         if mode == "auto":  # compiled wherever the runner can (WASM: with its prelude)
@@ -213,11 +216,12 @@ class LeanBackend:
             # message is stopped, and the check it was on is a timeout (UNKNOWN) while
             # the rest go on in a new file.
             self.runner.stall_seconds = float(check_seconds)
-        limits = file_limits(self.runner.name)
+        limits = file_limits(self.runner.name, self.runner.sessions)
         self.chunk_size = int(chunk_size or limits.checks)
         self.tasks_per_file = int(tasks_per_file or limits.units)
         self.file_limits = limits
         self.workers = max(1, int(workers or default_workers(limits.peak_mb)))
+        self.runner.session_size = self.workers
         self.default_cell_budget = limits.cell_budget
         self.max_heartbeats = int(max_heartbeats)
         # Checks first run under a small heartbeat budget; the few of a unit that
@@ -274,7 +278,8 @@ class LeanBackend:
         return self.mode == "kernel"
 
     def close(self) -> None:
-        """Nothing stays running between calls: each file is one finished process."""
+        """End the runner's Lean sessions (the processes that served this backend's files)."""
+        self.runner.close_sessions()
 
     def __enter__(self) -> LeanBackend:
         return self
@@ -810,9 +815,8 @@ class LeanBackend:
         if self.data:
             prelude = "\n\n".join(p for p in (prelude, data_route.PRELUDE) if p)
         layout = render.layout_file(units, kernel=self.kernel, max_heartbeats=self.max_heartbeats,
-                                    allow_import=self._allow_import,
-                                    prelude="\n\n".join(p for p in (prelude, self._compat_for(pieces))
-                                                        if p),
+                                    allow_import=self._allow_import, prelude=prelude,
+                                    local_prelude=self._compat_for(pieces),
                                     imports=() if self.kernel else self.runner.compiled_imports)
         name = self._next_name()  # the unit writes the file wherever it runs
         start = time.monotonic()
@@ -1359,7 +1363,10 @@ class LeanBackend:
         for ri, idx in where:
             op, args = requests[ri]
             kplans.append(builders[op](*args[:-1], [args[-1][i] for i in idx]))
-        got = kernel._run_plans(kplans)
+        try:
+            got = kernel._run_plans(kplans)
+        finally:
+            kernel.close()
         decided = 0
         decided_in: dict[int, int] = {}
         exhausted: set[int] = set()

@@ -8,7 +8,7 @@ unit's smallest first and every unit's longest last (:func:`tiers`).
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from veriscale.backends.lean import render
 
@@ -66,8 +66,19 @@ FILE_LIMITS = {
 }
 
 
-def file_limits(runner: str) -> FileLimits:
-    return FILE_LIMITS.get(runner, FILE_LIMITS["native"])
+SESSION_CHECKS, SESSION_SPLIT, SESSION_START = 4000, 100, 1.0
+"""Files served by a Lean session (:mod:`session`): one more file costs about a second,
+not a start, so a round is spread over the workers from 100 checks, and files stay
+smaller (finer progress and balance; a served file's memory is freed after it)."""
+
+
+def file_limits(runner: str, sessions: bool = False) -> FileLimits:
+    limits = FILE_LIMITS.get(runner, FILE_LIMITS["native"])
+    if not sessions:
+        return limits
+    return replace(limits, checks=min(limits.checks, SESSION_CHECKS),
+                   split_checks=min(limits.split_checks, SESSION_SPLIT),
+                   start_seconds=min(limits.start_seconds or SESSION_START, SESSION_START))
 
 
 def balanced_size(total: int, cap: int, workers: int = 1, split: int = 1) -> int:

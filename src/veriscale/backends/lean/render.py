@@ -19,6 +19,7 @@ from typing import Any
 
 from veriscale.backends.base import Implementation, Spec
 from veriscale.backends.lean import data as data_route
+from veriscale.backends.lean import session
 from veriscale.backends.lean.lexer import LexError, blank
 from veriscale.backends.lean.literal import lean_string, parse_lean_args, to_lean
 from veriscale.backends.lean.runner import LeanMessage
@@ -516,13 +517,16 @@ def layout_file(
     allow_import: object = is_core_import,
     prelude: str = "",
     imports: Sequence[str] = (),
+    local_prelude: str = "",
 ) -> Layout:
     """The text of one Lean file holding ``units``, and where each piece landed.
 
     ``imports`` (the runner's own, e.g. for compiled evaluation) come first;
-    ``prelude`` (top-level declarations: the runner's compiled-evaluation prelude,
-    compatibility definitions) goes after the options, outside every unit; its
-    messages count as the header's.
+    ``prelude`` (top-level declarations: the runner's compiled-evaluation prelude)
+    goes after the options, outside every unit. Up to there the text is the file's
+    *base*, shared by every file of a backend (a Lean session runs it once:
+    :mod:`session`); ``local_prelude`` (this file's compatibility definitions)
+    follows it. The messages of both count as the header's.
     """
     wanted: list[str] = list(imports)
     for u in units:
@@ -541,6 +545,9 @@ def layout_file(
         head.append("set_option eval.pp false")
     if prelude.strip():
         head += ["", prelude.strip("\n")]
+    head += ["", session.BASE_END]
+    if local_prelude.strip():
+        head += ["", local_prelude.strip("\n")]
     # A message as soon as the imports and the prelude are through: Lean's silence is
     # then the first check's (the runner's stall clock restarts at each message), and a
     # stop before it is Lean's own, not a unit's.

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from veriscale.backends import isolation
-from veriscale.backends.lean import compiled_eval, wasm_setup
+from veriscale.backends.lean import compiled_eval, session, wasm_setup
 
 log = logging.getLogger(__name__)
 
@@ -300,6 +300,8 @@ def run_command(
     )
 
 
+_POOL_LOCK = threading.Lock()
+
 WALL_PER_CPU = 8.0
 """Wall-clock backstop of a CPU-limited Lean file, in multiples of its CPU limit: on a
 shared machine a file can get an eighth of a core and still finish; a process that
@@ -318,10 +320,31 @@ class LeanRunner:
     """``timeout`` limits the Lean process's CPU seconds (with a wall-clock backstop of
     :data:`WALL_PER_CPU` times as long) instead of wall-clock seconds."""
 
+    sessions = False
+    """Serve files that have a base (:data:`session.BASE_END`) from long-lived Lean
+    processes (:mod:`session`): one Lean start per base and worker, not one per file."""
+
     def __init__(self, *, timeout: float, memory_mb: int | None, work_dir: Path | None) -> None:
         self.timeout = float(timeout)
         self.memory_mb = memory_mb
         self._work_dir = Path(work_dir) if work_dir else None
+        self._pool: session.SessionPool | None = None
+        self.session_size = 2  # Lean sessions kept: the backend sets its worker count
+
+    def __getstate__(self) -> dict[str, object]:
+        # a copy (another backend's, a remote worker's) starts sessions of its own
+        state = dict(self.__dict__)
+        state["_pool"] = None
+        return state
+
+    def close_sessions(self) -> None:
+        """End this runner's idle Lean sessions (a running one ends when its file does)."""
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.close()
+
+    def session_starts(self) -> int:
+        return 0 if self._pool is None else self._pool.starts
 
     def work_dir(self) -> Path:
         if self._work_dir is None:
@@ -351,9 +374,18 @@ class LeanRunner:
                  on_line: Callable[[int], None] | None = None) -> LeanProcessResult:
         """Run ``file``; ``timeout`` (default: the runner's) for this file alone;
         ``on_line``: see :func:`run_command`."""
-        cmd, cwd, env = self.command(Path(file))
         limit = self.timeout if timeout is None else float(timeout)
         wall, cpu = (limit * WALL_PER_CPU, limit) if self.cpu_timeout else (limit, None)
+        if self.sessions:
+            with _POOL_LOCK:
+                if self._pool is None:
+                    self._pool = session.SessionPool(self.session_size)
+            got = session.run_in_session(self, self._pool, Path(file), cpu_limit=cpu or limit,
+                                         wall_limit=wall, stall=self.stall_seconds,
+                                         on_line=on_line)
+            if got is not None:
+                return got
+        cmd, cwd, env = self.command(Path(file))
         return run_command(cmd, cwd=cwd, env=env, timeout=wall, memory_mb=self.memory_mb,
                            cpu_seconds=cpu, stack_mb=self.stack_mb, on_line=on_line,
                            stall_seconds=self.stall_seconds)
@@ -430,6 +462,7 @@ class WasmRunner(LeanRunner):
     supports_plausible = False
     accepts_mathlib = False
     cpu_timeout = True  # a 2-core machine shared with other work must not time files out
+    sessions = True  # a start is about 20 CPU s: paid once per worker, not per file
 
     # lean.js recurses once per command, on node's main thread and in a worker
     # (measured: a file of about 3,600 commands overflowed node's default 984 KB
