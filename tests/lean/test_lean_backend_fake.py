@@ -324,6 +324,9 @@ def _backend(exe: Path, tmp_path: Path, **kw: object) -> LeanBackend:
                           plausible=bool(kw.pop("plausible", False)))
     if "imports" in kw:  # as the WASM runner's compiled mode imports
         runner.compiled_imports = kw.pop("imports")  # type: ignore[assignment]
+    elif _SESSIONS[0]:  # a session's loop is Lean's frontend: its base imports Lean
+        runner.compiled_imports = ("Lean",)
+        kw.setdefault("data", False)  # as without the import
     runner.sessions = _SESSIONS[0]
     be = LeanBackend(runner, **kw)  # type: ignore[arg-type]
     _OPEN.append(be)

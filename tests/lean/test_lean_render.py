@@ -143,6 +143,8 @@ def test_a_file_splits_into_its_base_and_the_rest() -> None:
     assert served[lay.checks[0][0][0] - 1] == "#check (1)"
     assert served[lay.ready - 1] == render.SENTINEL
     assert session.split_base("import Lean\n#check (1)\n") is None
+    kernel = render.layout_file(units, kernel=True, max_heartbeats=1)
+    assert session.BASE_END in kernel.text and session.split_base(kernel.text) is None
     other = render.layout_file(units, kernel=False, max_heartbeats=1, prelude="def vsP := 1",
                                local_prelude="", imports=("Lean",))
     assert session.split_base(other.text)[0] == base  # type: ignore[index]

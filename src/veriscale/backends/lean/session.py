@@ -31,6 +31,7 @@ import contextlib
 import itertools
 import logging
 import os
+import re
 import subprocess
 import threading
 import time
@@ -93,10 +94,13 @@ template)."""
 
 
 def split_base(text: str) -> tuple[str, int, str] | None:
-    """(base, its number of lines with the marker, the rest) of a file that has a base."""
+    """(base, its number of lines with the marker, the rest) of a file a session can
+    serve: one that has a base, and a base that imports ``Lean`` (the loop is Lean's
+    frontend; a kernel-mode file does not import it, and adding it would change what
+    its names mean)."""
     marker = f"\n{BASE_END}\n"
     at = text.find(marker)
-    if at < 0:
+    if at < 0 or not re.search(r"^import Lean$", text[:at], re.M):
         return None
     base = text[: at + 1]
     return base, base.count("\n") + 1, text[at + len(marker):]
