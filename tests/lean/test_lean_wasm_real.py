@@ -66,13 +66,19 @@ def background_lean_job() -> dict[str, Any]:
     reqs.append(("classify", (by_id["verina_basic_73"], HOSTILE)))
     reqs.append(("compile", (adv1, HEAD, None)))
     reqs.append(("compile", (adv1, BROKEN, None)))
-    backend = make_backend("lean", runner="wasm", timeout=2400, mode="compiled")
-    got = backend.evaluate_many(reqs)
-    kernel = make_backend("lean", runner="wasm", timeout=2400, mode="kernel")
-    literal = make_backend("lean", runner="wasm", timeout=2400, mode="compiled", data=False)
+    def ask(**kw: Any) -> tuple[list[list[Any]], Any]:
+        backend = make_backend("lean", runner="wasm", timeout=2400, **kw)
+        try:  # close: a backend's Lean sessions end with it
+            return backend.evaluate_many(reqs), backend
+        finally:
+            backend.close()
+
+    got, backend = ask(mode="compiled")
     return {"tasks": by_id, "requests": reqs, "got": got, "stats": backend.stats,
             "workers": backend.workers, "mode": backend.mode, "data": backend.data,
-            "kernel": kernel.evaluate_many(reqs), "literal": literal.evaluate_many(reqs)}
+            "sessions": backend.runner.sessions, "kernel": ask(mode="kernel")[0],
+            "literal": ask(mode="compiled", data=False)[0],
+            "files": ask(mode="compiled", sessions=False)[0]}
 
 
 @pytest.fixture(scope="module")
@@ -125,6 +131,16 @@ def test_values_as_data_and_as_literals_agree(answers: dict[str, Any]) -> None:
             assert (da is None) == (db is None) and da == db, (op, args[0].id, i, a, b)
             both += da is not None
     assert both > 100, both
+
+
+def test_lean_sessions_and_a_process_per_file_agree(answers: dict[str, Any]) -> None:
+    """Files served by Lean sessions (the default on WASM) and the same files run by a
+    Lean process each give the same answer, reason included, on every check: a parse
+    error, an elaboration error, a crash and a value alike."""
+    assert answers["sessions"]
+    for (op, args), a, b in zip(answers["requests"], answers["got"], answers["files"],
+                                strict=True):
+        assert [str(x) for x in a] == [str(x) for x in b], (op, args[0].id)
 
 
 def test_one_lean_process_for_everything(answers: dict[str, Any]) -> None:

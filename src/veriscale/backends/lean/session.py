@@ -80,13 +80,24 @@ run_cmd do
     let mut st : Frontend.State :=
       {{ commandState := {{ Command.mkState env0 {{}} opts with infoState := {{ enabled := false }} }},
         parserState := {{}}, cmdPos := 0 }}
+    -- Frontend.processCommand's parse, then its elaboration, each command's messages
+    -- as it ends (processCommand itself, run command by command, loses parse errors)
     repeat
-      let (done, next) ← ((Frontend.processCommand).run ctx).run st
+      let scope := st.commandState.scopes.head!
+      let pmctx : Parser.ParserModuleContext :=
+        {{ env := st.commandState.env, options := scope.opts,
+          currNamespace := scope.currNamespace, openDecls := scope.openDecls }}
+      st := {{ st with cmdPos := st.parserState.pos }}
+      let (cmd, ps, parsed) := Parser.parseCommand ctx.inputCtx pmctx st.parserState {{}}
+      for m in parsed.toList do
+        say (← m.toJson).compress
+      st := {{ st with parserState := ps }}
+      let ((), next) ← ((Frontend.elabCommandAtFrontend cmd).run ctx).run st
       st := next
       for m in st.commandState.messages.toList do
         say (← m.toJson).compress
       st := {{ st with commandState := {{ st.commandState with messages := {{}} }} }}
-      if done then break
+      if Parser.isTerminalCommand cmd then break
     say s!"{done}{{name}}"
 """
 """The session's last command (the tool's text, never a candidate's; a ``.format``
