@@ -29,7 +29,8 @@ import time
 from pathlib import Path
 
 from veriscale.backends.lean import compiled_eval
-from veriscale.backends.lean.runner import WasmRunner, tree_cpu_seconds
+from veriscale.backends.lean.process import tree_cpu_seconds
+from veriscale.backends.lean.runner import WasmRunner
 
 LOOP = """
 open Lean Elab Command Frontend in

@@ -20,7 +20,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from veriscale.backends.lean.runner import WasmRunner, run_command
+from veriscale.backends.lean.process import run_command
+from veriscale.backends.lean.runner import WasmRunner
 
 SMALL = "example : 1 + 1 = 2 := by decide\n#reduce decide ([1, 2, 3].all (fun x => x < 5))\n"
 

@@ -581,7 +581,7 @@ def test_compile_reports_definition_errors(fake_lean, tmp_path) -> None:
 
 def test_kernel_values_of_opaque_types_are_unknown() -> None:
     from veriscale.backends.lean.messages import CheckOutput, value_outcome
-    from veriscale.backends.lean.runner import LeanMessage
+    from veriscale.backends.lean.process import LeanMessage
     from veriscale.values import parse_type
 
     stuck = CheckOutput([LeanMessage("information", 5, 0, 5, 1, "{ entries := [..].mergeSort }")])
@@ -609,7 +609,7 @@ def test_classify_includes_the_syntax_filter_in_the_same_file(fake_lean, tmp_pat
 
 def test_ill_typed_error_on_the_check_line_is_a_syntax_rejection() -> None:
     from veriscale.backends.lean.messages import classify_answer
-    from veriscale.backends.lean.runner import LeanMessage
+    from veriscale.backends.lean.process import LeanMessage
 
     def out(*msgs: tuple[str, str]) -> CheckOutput:
         return CheckOutput([LeanMessage(sev, 1, 0, 1, 1, text) for sev, text in msgs])
@@ -1146,4 +1146,4 @@ def test_a_session_serves_many_files_and_a_stop_ends_it(fake_lean, tmp_path) -> 
     assert len(starts.read_text().splitlines()) == 1 and be.runner.session_starts() == 1
     assert be.precondition_holds(_task("toy_c"), None, [(3,)]) == [Verdict.TRUE]
     assert len(starts.read_text().splitlines()) == 2  # the crash ended the first session
-    assert be.stats.extra["crashes"] == 1
+    assert be.stats.extra["crashes"] == 1 and be.stats.extra["session_starts"] == 2

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from veriscale.backends.lean import render
 from veriscale.backends.lean.literal import parse_lean, to_lean
 from veriscale.backends.lean.messages import batch_answers
-from veriscale.backends.lean.runner import LeanMessage
+from veriscale.backends.lean.process import LeanMessage
 from veriscale.values import ListT, OptionT, ProdT, Scalar
 
 PROBE = "set_option maxHeartbeats 2000 in "

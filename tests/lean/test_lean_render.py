@@ -7,7 +7,7 @@ import pytest
 from veriscale.backends.base import Implementation, Spec
 from veriscale.backends.lean import render
 from veriscale.backends.lean.literal import parse_lean
-from veriscale.backends.lean.runner import LeanMessage
+from veriscale.backends.lean.process import LeanMessage
 from veriscale.benchmark.model import LeanSections, Signature, Task
 from veriscale.values import Some, parse_type
 

@@ -13,13 +13,8 @@ from hypothesis import strategies as st
 
 from tool_scripts import python_script
 from veriscale.backends.lean import wasm_setup
-from veriscale.backends.lean.runner import (
-    NativeRunner,
-    WasmRunner,
-    make_runner,
-    parse_messages,
-    run_command,
-)
+from veriscale.backends.lean.process import parse_messages, run_command
+from veriscale.backends.lean.runner import NativeRunner, WasmRunner, make_runner
 
 
 def _msg(line: int, text: str, severity: str = "information") -> str:
@@ -409,7 +404,7 @@ def test_a_slow_start_is_not_a_runaway_and_a_runaway_after_it_is_stopped(
     """The runaway clock (CPU without a message) allows a file its start before the
     first message; past that allowance a silent file is stopped too."""
     from veriscale.backends import isolation
-    from veriscale.backends.lean import runner
+    from veriscale.backends.lean import process as runner
 
     exe = tmp_path / "slow"
     python_script(exe, SLOW_START)

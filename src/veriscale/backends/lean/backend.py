@@ -106,7 +106,8 @@ from veriscale.backends.lean.plans import (
     done_slot,
     tell,
 )
-from veriscale.backends.lean.runner import LeanMessage, LeanProcessResult, LeanRunner, make_runner
+from veriscale.backends.lean.process import LeanMessage, LeanProcessResult
+from veriscale.backends.lean.runner import LeanRunner, make_runner
 from veriscale.backends.lean.safety import check_imports, check_untrusted_lean
 from veriscale.backends.stops import StopMemory
 from veriscale.benchmark.model import Input, Task
@@ -1027,8 +1028,10 @@ class LeanBackend:
 
     def _account_locked(self, result: LeanProcessResult, checks: int, seconds: float,
                         crashed: bool) -> None:
-        self.stats.processes += 1
+        self.stats.processes += 1  # files (with sessions: files served, see session_starts)
         self.stats.checks += checks
+        if self.runner.sessions:
+            self.stats.extra["session_starts"] = self.runner.session_starts()
         self.stats.seconds += seconds
         self.stats.extra["files"] += 1
         if result.timed_out:

@@ -22,7 +22,7 @@ from veriscale.backends.base import (
 from veriscale.backends.lean import data as data_route
 from veriscale.backends.lean import render
 from veriscale.backends.lean.literal import parse_lean
-from veriscale.backends.lean.runner import LeanMessage
+from veriscale.backends.lean.process import LeanMessage
 
 
 @dataclass

@@ -22,7 +22,7 @@ from veriscale.backends.lean import data as data_route
 from veriscale.backends.lean import session
 from veriscale.backends.lean.lexer import LexError, blank
 from veriscale.backends.lean.literal import lean_string, parse_lean_args, to_lean
-from veriscale.backends.lean.runner import LeanMessage
+from veriscale.backends.lean.process import LeanMessage
 from veriscale.backends.lean.safety import check_untrusted_lean
 from veriscale.benchmark.model import Input, Signature, Task
 from veriscale.values import ArrayT, LeanType, ListT, Opaque, OptionT, ProdT, Scalar, Some

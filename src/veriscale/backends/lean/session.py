@@ -20,7 +20,7 @@ The protocol (both sides are here):
   like the end marker.
 
 A file that stops Lean (a crash, a stall, over its CPU time) ends the session: the
-driver kills it, returns what arrived (as :func:`runner.run_command` does for a file),
+driver kills it, returns what arrived (as :func:`process.run_command` does for a file),
 and the next file starts a new one. (Files, not pipes: the WASM build's stdin reads
 end at once, and Lean captures a command's own standard output.)
 """
@@ -37,12 +37,28 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from veriscale.backends import isolation
+from veriscale.backends.lean.process import (
+    START_CPU_SECONDS,
+    LeanMessage,
+    LeanProcessResult,
+    message_line,
+    parse_messages,
+    tree_cpu_seconds,
+)
 
-if TYPE_CHECKING:
-    from veriscale.backends.lean.runner import LeanMessage, LeanProcessResult, LeanRunner
+
+class LeanRunner(Protocol):
+    """What a session needs of its runner (:class:`runner.LeanRunner`)."""
+
+    memory_mb: int | None
+    stack_mb: int | None
+
+    def work_dir(self) -> Path: ...
+
+    def command(self, file: Path) -> tuple[list[str], Path, dict[str, str]]: ...
 
 log = logging.getLogger(__name__)
 
@@ -185,7 +201,6 @@ class LeanSession:
         self.start_seconds = time.monotonic() - t0
         if why:
             return self._why_stopped("Lean session did not start")
-        from veriscale.backends.lean.runner import parse_messages
         time.sleep(0.1)  # the base's messages were printed before READY: let them be read
         self.header = parse_messages(b"".join(self._stdout).decode("utf-8", "replace"))[0]
         return ""
@@ -202,7 +217,6 @@ class LeanSession:
         died, used ``cpu_limit`` CPU seconds, ``stall`` of them without a line, or
         ``wall_limit`` wall seconds."""
         assert self.proc is not None
-        from veriscale.backends.lean.runner import tree_cpu_seconds
         cpu0 = last = tree_cpu_seconds(self.proc.pid)
         wall_end = time.monotonic() + wall_limit
         next_poll = time.monotonic() + 1.0
@@ -256,7 +270,6 @@ class LeanSession:
               wall_limit: float, stall: float | None,
               on_line: Callable[[int], None] | None = None) -> LeanProcessResult:
         """Serve one file (its text after the base): its messages, as a file run gives them."""
-        from veriscale.backends.lean.runner import LeanProcessResult, _message_line
         work = Path(self.runner.work_dir())
         chunk = work / name
         chunk.write_text("\n" * base_lines + rest, encoding="utf-8")
@@ -273,7 +286,7 @@ class LeanSession:
                 if line == DONE + name:
                     finished = True
                     break
-                msg = _message_line(line)
+                msg = message_line(line)
                 if msg is None:  # not Lean's: the protocol broke; this session is done
                     log.warning("Lean session %s: unexpected line %r", self.file.name, line[:200])
                     break
@@ -341,7 +354,6 @@ def run_in_session(runner: LeanRunner, pool: SessionPool, file: Path, *, cpu_lim
                    on_line: Callable[[int], None] | None) -> LeanProcessResult | None:
     """Run ``file`` in a session of its base (started if none is idle); None if the file
     has no base (then it runs as a file of its own)."""
-    from veriscale.backends.lean.runner import START_CPU_SECONDS, LeanProcessResult
     text = Path(file).read_text(encoding="utf-8")
     parts = split_base(text)
     if parts is None:
@@ -355,6 +367,8 @@ def run_in_session(runner: LeanRunner, pool: SessionPool, file: Path, *, cpu_lim
             pool.starts += 1
         why = session.start(START_CPU_SECONDS + (stall or cpu_limit), wall_limit)
         started = session.start_seconds
+        log.info("Lean session %s: started in %.0fs%s", session.file.name, started,
+                 f", {why}" if why else "")
         if why:
             session.close()
             return LeanProcessResult(list(session.header), None if session.timed_out else
