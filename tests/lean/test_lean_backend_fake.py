@@ -1147,3 +1147,4 @@ def test_a_session_serves_many_files_and_a_stop_ends_it(fake_lean, tmp_path) -> 
     assert be.precondition_holds(_task("toy_c"), None, [(3,)]) == [Verdict.TRUE]
     assert len(starts.read_text().splitlines()) == 2  # the crash ended the first session
     assert be.stats.extra["crashes"] == 1 and be.stats.extra["session_starts"] == 2
+    assert be.stats.extra["served_files"] == be.stats.processes == 5

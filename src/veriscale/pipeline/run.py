@@ -89,9 +89,13 @@ def _stats_of(backend: Any) -> dict[str, float]:
     as ``unknown <which>: <cause>`` (zeros without a backend)."""
     st = getattr(backend, "stats", None)
     unknowns = getattr(st, "unknowns", None) or {}
-    at_once = (getattr(st, "extra", None) or {}).get("concurrency") or {}
-    return {"processes": getattr(st, "processes", 0), "checks": getattr(st, "checks", 0),
+    extra = getattr(st, "extra", None) or {}
+    at_once = extra.get("concurrency") or {}
+    processes = getattr(st, "processes", 0)  # files, each a process unless a session served it
+    return {"processes": processes, "checks": getattr(st, "checks", 0),
             "seconds": float(getattr(st, "seconds", 0.0)),
+            **({"prover processes": processes - extra["served_files"] + extra["session_starts"]}
+               if "served_files" in extra else {}),
             # wall seconds with n oracle files running at once (were the cores busy?)
             **{f"wall seconds with {n} at once": v for n, v in sorted(at_once.items())},
             **{VERDICT_UNKNOWN_PREFIX + k: v for k, v in sorted(unknowns.items())}}

@@ -1028,10 +1028,13 @@ class LeanBackend:
 
     def _account_locked(self, result: LeanProcessResult, checks: int, seconds: float,
                         crashed: bool) -> None:
-        self.stats.processes += 1  # files (with sessions: files served, see session_starts)
+        self.stats.processes += 1  # files (with sessions, some served: see served_files)
         self.stats.checks += checks
         if self.runner.sessions:
-            self.stats.extra["session_starts"] = self.runner.session_starts()
+            # Lean processes: files run by a process of their own, and sessions' starts
+            extra = self.stats.extra
+            extra["served_files"] = extra.get("served_files", 0) + int(result.served)
+            extra["session_starts"] = self.runner.session_starts()
         self.stats.seconds += seconds
         self.stats.extra["files"] += 1
         if result.timed_out:

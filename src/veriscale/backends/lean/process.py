@@ -49,6 +49,7 @@ class LeanProcessResult:
     seconds: float = 0.0
     stderr: str = ""
     other_output: list[str] = field(default_factory=list)  # non-JSON, non-debug stdout
+    served: bool = False  # by a Lean session (no process of its own), see session.py
 
     @property
     def crashed(self) -> bool:

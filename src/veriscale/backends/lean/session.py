@@ -304,7 +304,7 @@ class LeanSession:
         self.files += 1
         seconds = time.monotonic() - t0
         if finished:
-            return LeanProcessResult(messages, 0, seconds=seconds)
+            return LeanProcessResult(messages, 0, seconds=seconds, served=True)
         timed_out = self.timed_out
         why = self._why_stopped("Lean session stopped")
         rc = None if timed_out else self.proc.poll() if self.proc is not None else None
@@ -312,7 +312,7 @@ class LeanSession:
         if not timed_out and rc is None:
             rc = -9  # the driver stopped it: the protocol broke
         return LeanProcessResult(messages, None if timed_out else rc, timed_out=timed_out,
-                                 seconds=seconds, stderr=why)
+                                 seconds=seconds, stderr=why, served=True)
 
 
 class SessionPool:
