@@ -53,14 +53,23 @@ class Signature:
     def names(self) -> tuple[str, ...]:
         return tuple(p.name for p in self.params)
 
-    def decode_input(self, raw: dict[str, Any]) -> Input:
-        """VERINA ``{"param": json}`` → canonical input; raises on a bad value."""
+    def shape_problem(self, raw: Any) -> tuple[str, str] | None:
+        """Why ``raw`` is not an input of this signature's shape (an object whose keys are
+        exactly the parameter names): ``("type" | "keys", message)``, or None. The one
+        owner of that rule, whichever codec then reads the values."""
         if not isinstance(raw, dict):
-            raise ValueError(f"input must be an object, got {type(raw).__name__}")
+            return "type", f"input must be an object, got {type(raw).__name__}"
         missing = [p.name for p in self.params if p.name not in raw]
         extra = [k for k in raw if k not in self.names]
         if missing or extra:
-            raise ValueError(f"input keys differ from parameters: missing {missing}, extra {extra}")
+            return "keys", f"input keys differ from parameters: missing {missing}, extra {extra}"
+        return None
+
+    def decode_input(self, raw: dict[str, Any]) -> Input:
+        """VERINA ``{"param": json}`` → canonical input; raises on a bad value."""
+        problem = self.shape_problem(raw)
+        if problem is not None:
+            raise ValueError(problem[1])
         return tuple(decode(p.type, raw[p.name]) for p in self.params)
 
     def encode_input(self, inp: Input) -> dict[str, Any]:

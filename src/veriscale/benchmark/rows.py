@@ -114,14 +114,9 @@ def decode_input(
     codec: ValueCodec = VERINA_VALUES,
 ) -> Input | None:
     """One ``{"param": json}`` input, reporting every bad parameter by name."""
-    if not isinstance(raw, dict):
-        issue(file, where, "ill_typed", f"input must be an object, got {type(raw).__name__}")
-        return None
-    missing = [n for n in signature.names if n not in raw]
-    extra = [k for k in raw if k not in signature.names]
-    if missing or extra:
-        issue(file, where, "ill_typed",
-              f"keys differ from parameters: missing {missing}, extra {extra}")
+    problem = signature.shape_problem(raw)
+    if problem is not None:
+        issue(file, where, "ill_typed", problem[1])
         return None
     values: list[Any] = []
     ok = True

@@ -57,10 +57,7 @@ def encode_model_input(sig: Signature, inp: tuple[Any, ...]) -> dict[str, Any]:
 
 def decode_model_input(sig: Signature, raw: Any) -> tuple[Any, ...]:
     """A model's ``{"param": json}`` → canonical input; raises ValueError naming the problem."""
-    if not isinstance(raw, dict):
-        raise ValueError(f"input must be an object, got {type(raw).__name__}")
-    missing = [p.name for p in sig.params if p.name not in raw]
-    extra = [k for k in raw if k not in sig.names]
-    if missing or extra:
-        raise WrongKeys(f"input keys differ from parameters: missing {missing}, extra {extra}")
+    problem = sig.shape_problem(raw)
+    if problem is not None:
+        raise (WrongKeys if problem[0] == "keys" else ValueError)(problem[1])
     return tuple(from_model_json(p.type, raw[p.name]) for p in sig.params)
