@@ -268,6 +268,7 @@ class LeanBackend:
         self._running = 0  # Lean files running now, and since when at that count
         self._running_since = time.monotonic()
         self.compat: dict[str, set[str]] = {}  # task id → compatibility names it needed
+        self._kernel_backend: LeanBackend | None = None  # the kernel fallback's (see _kernel)
         self.progress: ProgressHook | None = None  # set by a progress display
         self.on_answers: AnswersHook | None = None  # set by the oracle cache
 
@@ -279,8 +280,11 @@ class LeanBackend:
         return self.mode == "kernel"
 
     def close(self) -> None:
-        """End the runner's Lean sessions (the processes that served this backend's files)."""
+        """End the runner's Lean sessions (the processes that served this backend's files),
+        and the kernel fallback's."""
         self.runner.close_sessions()
+        if self._kernel_backend is not None:
+            self._kernel_backend.close()
 
     def __enter__(self) -> LeanBackend:
         return self
@@ -812,13 +816,19 @@ class LeanBackend:
                          for g, b in zip(groups, batches[i], strict=True)])
             for i, ((v, items), groups) in enumerate(zip(pieces, grouped, strict=True))
         ]
-        prelude = "" if self.kernel else self.runner.compiled_prelude()
+        # A kernel-mode file imports only what its tasks do, unless a Lean session serves
+        # it: the session's loop is Lean's frontend, which needs Lean and (on WASM) the
+        # compiled-evaluation prelude in the base. (The real-Lean tests compare kernel
+        # and compiled answers; compiled mode has always had both.)
+        served = self.runner.sessions
+        prelude = "" if self.kernel and not served else self.runner.compiled_prelude()
         if self.data:
             prelude = "\n\n".join(p for p in (prelude, data_route.PRELUDE) if p)
         layout = render.layout_file(units, kernel=self.kernel, max_heartbeats=self.max_heartbeats,
                                     allow_import=self._allow_import, prelude=prelude,
                                     local_prelude=self._compat_for(pieces),
-                                    imports=() if self.kernel else self.runner.compiled_imports)
+                                    imports=() if self.kernel and not served
+                                    else self.runner.compiled_imports)
         name = self._next_name()  # the unit writes the file wherever it runs
         start = time.monotonic()
         on_line = None
@@ -1359,20 +1369,14 @@ class LeanBackend:
         """One kernel-reduction round over ``where`` (request, item indices), in place
         in ``answers``; per request, how many of its checks it decided, and the requests
         where one ran out of the full heartbeat budget."""
-        kernel = LeanBackend(copy.copy(self.runner), mode="kernel", workers=self.workers,
-                             executor=self.executor, max_heartbeats=self.max_heartbeats,
-                             crash_retries=self.crash_retries)
-        kernel.runner.stall_seconds = None  # heartbeats bound kernel reduction
-        kernel.compat = {k: set(v) for k, v in self.compat.items()}
+        kernel = self._kernel()
+        before = (kernel.stats.processes, kernel.stats.checks, kernel.stats.seconds)
         builders = kernel._builders()
         kplans = []
         for ri, idx in where:
             op, args = requests[ri]
             kplans.append(builders[op](*args[:-1], [args[-1][i] for i in idx]))
-        try:
-            got = kernel._run_plans(kplans)
-        finally:
-            kernel.close()
+        got = kernel._run_plans(kplans)
         decided = 0
         decided_in: dict[int, int] = {}
         exhausted: set[int] = set()
@@ -1393,17 +1397,35 @@ class LeanBackend:
             early(told)
         with self._lock:
             ks = kernel.stats
-            self.stats.processes += ks.processes
-            self.stats.checks += ks.checks
-            self.stats.seconds += ks.seconds
+            processes = ks.processes - before[0]
+            self.stats.processes += processes
+            self.stats.checks += ks.checks - before[1]
+            self.stats.seconds += ks.seconds - before[2]
+            if "served_files" in ks.extra:  # the kernel's own sessions, counted here too
+                self.stats.extra["kernel_served_files"] = ks.extra["served_files"]
+                self.stats.extra["kernel_session_starts"] = ks.extra["session_starts"]
             row = self.stats.extra.setdefault(
                 "kernel_fallback", {"asked": 0, "decided": 0, "rounds": 0, "files": 0})
             row["asked"] += sum(len(idx) for _, idx in where)
             row["decided"] += decided
             row["rounds"] += 1
             # how the processes above split: compiled files are ``files``, these are not
-            row["files"] += ks.processes
+            row["files"] += processes
         return decided_in, exhausted
+
+    def _kernel(self) -> LeanBackend:
+        """The kernel-mode backend the fallback asks, one for this backend's life (its
+        Lean sessions and stop memory serve every round); with this backend's
+        compatibility names."""
+        with self._lock:
+            if self._kernel_backend is None:
+                kernel = LeanBackend(copy.copy(self.runner), mode="kernel", workers=self.workers,
+                                     executor=self.executor, max_heartbeats=self.max_heartbeats,
+                                     crash_retries=self.crash_retries)
+                kernel.runner.stall_seconds = None  # heartbeats bound kernel reduction
+                self._kernel_backend = kernel
+            self._kernel_backend.compat = {k: set(v) for k, v in self.compat.items()}
+            return self._kernel_backend
 
     @property
     def plausible_unavailable(self) -> str:
