@@ -21,6 +21,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from veriscale.backends.base import prover_processes
 from veriscale.backends.causes import VERDICT_UNKNOWN_PREFIX
 from veriscale.report.stats import MEASURES, dataset_counts, multipliers, suite_stats
 
@@ -134,9 +135,8 @@ def figures(run: Path, verifies: list[Path]) -> dict[str, Any]:
 
 def _processes(stats: dict[str, Any]) -> Any:
     """Lean processes: files, less those a Lean session served, plus the sessions' starts."""
-    if "served_files" not in stats:
-        return stats.get("processes")
-    return stats["processes"] - stats["served_files"] + stats.get("session_starts", 0)
+    started = prover_processes(stats.get("processes", 0), stats)
+    return stats.get("processes") if started is None else started
 
 
 def _num(x: Any) -> str:

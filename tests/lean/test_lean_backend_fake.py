@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from tool_scripts import python_script
 from veriscale.backends import isolation
-from veriscale.backends.base import Implementation, Label, Spec, Verdict
+from veriscale.backends.base import Implementation, Label, Spec, Verdict, prover_processes
 from veriscale.backends.lean.backend import LeanBackend
 from veriscale.backends.lean.messages import CheckOutput
 from veriscale.backends.lean.runner import NativeRunner
@@ -1148,3 +1148,12 @@ def test_a_session_serves_many_files_and_a_stop_ends_it(fake_lean, tmp_path) -> 
     assert len(starts.read_text().splitlines()) == 2  # the crash ended the first session
     assert be.stats.extra["crashes"] == 1 and be.stats.extra["session_starts"] == 2
     assert be.stats.extra["served_files"] == be.stats.processes == 5
+    # the kernel fallback's files are served too, and its sessions counted: every Lean
+    # process the fake saw started is a session
+    # (two kernel rounds, as in test_the_kernel_is_asked_a_sample_before_the_rest)
+    be = _backend(exe, tmp_path, batch_size=1, crash_retries=0, workers=1)
+    got = be.precondition_holds(_task("toy_d"), None, [(77,)] * 6 + [(57,)] * 6)
+    assert got == [Verdict.TRUE] * 6 + [Verdict.UNKNOWN] * 6
+    assert be.stats.extra["kernel_fallback"]["files"] >= 2
+    assert prover_processes(be.stats.processes, be.stats.extra) \
+        == len(starts.read_text().splitlines()) - 2

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import enum
 import logging
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -156,6 +156,15 @@ class Outcome:
     def failure_kind(self) -> str:
         """The error's prefix as text (kept for older callers; prefer :attr:`kind`)."""
         return "" if self.ok else self.error.split(":", 1)[0]
+
+
+def prover_processes(processes: int, extra: Mapping[str, Any]) -> int | None:
+    """Prover processes started, where a backend's files may be served by long-lived
+    provers (Lean sessions): its files, less those served, plus the servers' starts.
+    None where no file could be served (then every file was a process)."""
+    if "served_files" not in extra:
+        return None
+    return processes - extra["served_files"] + extra.get("session_starts", 0)
 
 
 @dataclass

@@ -27,7 +27,7 @@ from rich.markup import escape
 
 from veriscale import __version__, artifacts
 from veriscale.artifacts import Artifact, ReductionArtifact
-from veriscale.backends.base import Backend, Verdict, progress_owner
+from veriscale.backends.base import Backend, Verdict, progress_owner, prover_processes
 from veriscale.backends.causes import VERDICT_UNKNOWN_PREFIX
 from veriscale.backends.coalesce import can_coalesce, coalesced_map
 from veriscale.backends.language import plugin_for_backend, show_value
@@ -92,10 +92,10 @@ def _stats_of(backend: Any) -> dict[str, float]:
     extra = getattr(st, "extra", None) or {}
     at_once = extra.get("concurrency") or {}
     processes = getattr(st, "processes", 0)  # files, each a process unless a session served it
+    started = prover_processes(processes, extra)
     return {"processes": processes, "checks": getattr(st, "checks", 0),
             "seconds": float(getattr(st, "seconds", 0.0)),
-            **({"prover processes": processes - extra["served_files"] + extra["session_starts"]}
-               if "served_files" in extra else {}),
+            **({"prover processes": started} if started is not None else {}),
             # wall seconds with n oracle files running at once (were the cores busy?)
             **{f"wall seconds with {n} at once": v for n, v in sorted(at_once.items())},
             **{VERDICT_UNKNOWN_PREFIX + k: v for k, v in sorted(unknowns.items())}}

@@ -1041,16 +1041,22 @@ class LeanBackend:
         self.stats.processes += 1  # files (with sessions, some served: see served_files)
         self.stats.checks += checks
         if self.runner.sessions:
-            # Lean processes: files run by a process of their own, and sessions' starts
-            extra = self.stats.extra
-            extra["served_files"] = extra.get("served_files", 0) + int(result.served)
-            extra["session_starts"] = self.runner.session_starts()
+            self._count_served_locked(int(result.served))
         self.stats.seconds += seconds
         self.stats.extra["files"] += 1
         if result.timed_out:
             self.stats.extra["timeouts"] += 1
         elif result.crashed or crashed:
             self.stats.extra["crashes"] += 1
+
+    def _count_served_locked(self, served: int) -> None:
+        """Add ``served`` files a Lean session served, and count every session started for
+        this backend, its kernel fallback's included (base.prover_processes)."""
+        extra = self.stats.extra
+        extra["served_files"] = extra.get("served_files", 0) + served
+        kernel = self._kernel_backend
+        extra["session_starts"] = self.runner.session_starts() + (
+            0 if kernel is None else kernel.runner.session_starts())
 
     def _run_plans(self, plans: Sequence[Plan],
                    early: Callable[[list[tuple[int, int, Any]]], None] | None = None
@@ -1370,7 +1376,8 @@ class LeanBackend:
         in ``answers``; per request, how many of its checks it decided, and the requests
         where one ran out of the full heartbeat budget."""
         kernel = self._kernel()
-        before = (kernel.stats.processes, kernel.stats.checks, kernel.stats.seconds)
+        before = (kernel.stats.processes, kernel.stats.checks, kernel.stats.seconds,
+                  kernel.stats.extra.get("served_files", 0))
         builders = kernel._builders()
         kplans = []
         for ri, idx in where:
@@ -1401,9 +1408,8 @@ class LeanBackend:
             self.stats.processes += processes
             self.stats.checks += ks.checks - before[1]
             self.stats.seconds += ks.seconds - before[2]
-            if "served_files" in ks.extra:  # the kernel's own sessions, counted here too
-                self.stats.extra["kernel_served_files"] = ks.extra["served_files"]
-                self.stats.extra["kernel_session_starts"] = ks.extra["session_starts"]
+            if self.runner.sessions:  # the kernel's served files are among those processes
+                self._count_served_locked(ks.extra.get("served_files", 0) - before[3])
             row = self.stats.extra.setdefault(
                 "kernel_fallback", {"asked": 0, "decided": 0, "rounds": 0, "files": 0})
             row["asked"] += sum(len(idx) for _, idx in where)
