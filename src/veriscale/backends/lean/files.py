@@ -78,7 +78,7 @@ def file_limits(runner: str, sessions: bool = False) -> FileLimits:
         return limits
     return replace(limits, checks=min(limits.checks, SESSION_CHECKS),
                    split_checks=min(limits.split_checks, SESSION_SPLIT),
-                   start_seconds=min(limits.start_seconds or SESSION_START, SESSION_START))
+                   start_seconds=SESSION_START)
 
 
 def balanced_size(total: int, cap: int, workers: int = 1, split: int = 1) -> int:

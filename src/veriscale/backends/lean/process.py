@@ -143,6 +143,17 @@ def tree_cpu_seconds(pid: int) -> float:
     return total
 
 
+def tell_line(on_line: Callable[[int], None] | None, line: int) -> None:
+    """Tell a progress display how far Lean's messages got; a display must never break
+    a Lean run."""
+    if on_line is None:
+        return
+    try:
+        on_line(line)
+    except Exception:
+        log.debug("on_line callback failed", exc_info=True)
+
+
 START_CPU_SECONDS = 120.0
 """CPU seconds a Lean process may use for its start (imports, the compiled-evaluation
 prelude) before the stall clock counts (:class:`_Reader`)."""
@@ -178,12 +189,7 @@ class _Reader:
                 self.messages += 1
             if msg is not None and msg.line > self.furthest:
                 self.furthest = msg.line
-                if self.on_line is None:
-                    continue
-                try:
-                    self.on_line(msg.line)
-                except Exception:  # a display must never break a Lean run
-                    log.debug("on_line callback failed", exc_info=True)
+                tell_line(self.on_line, msg.line)
 
     def _stderr(self) -> None:
         for chunk in iter(lambda: self.proc.stderr.read(65536), b""):

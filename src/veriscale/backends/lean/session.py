@@ -46,6 +46,7 @@ from veriscale.backends.lean.process import (
     LeanProcessResult,
     message_line,
     parse_messages,
+    tell_line,
     tree_cpu_seconds,
 )
 
@@ -123,8 +124,8 @@ template)."""
 def split_base(text: str) -> tuple[str, int, str] | None:
     """(base, its number of lines with the marker, the rest) of a file a session can
     serve: one that has a base, and a base that imports ``Lean`` (the loop is Lean's
-    frontend; a kernel-mode file does not import it, and adding it would change what
-    its names mean)."""
+    frontend; the backend gives a file that a session will serve that import, in
+    kernel mode too)."""
     marker = f"\n{BASE_END}\n"
     at = text.find(marker)
     if at < 0 or not re.search(r"^import Lean$", text[:at], re.M):
@@ -142,7 +143,6 @@ class LeanSession:
     def __init__(self, runner: LeanRunner, base: str) -> None:
         self.runner = runner
         self.base = base
-        self.files = 0
         work = Path(runner.work_dir())
         stem = f"vs_session_{os.getpid()}_{next(_IDS)}"
         self.requests = work / f"{stem}.requests"
@@ -155,7 +155,6 @@ class LeanSession:
             done=DONE, quit=QUIT), encoding="utf-8")
         self.proc: subprocess.Popen[bytes] | None = None
         self.header: list[LeanMessage] = []  # the base's messages: every file's header
-        self._reader: Any = None
         self._stderr: list[bytes] = []
         self._stdout: list[bytes] = []
         self._partial = ""
@@ -293,26 +292,22 @@ class LeanSession:
                 messages.append(msg)
                 if msg.line > furthest:
                     furthest = msg.line
-                    if on_line is not None:
-                        try:
-                            on_line(msg.line)
-                        except Exception:  # a display must never break a Lean run
-                            log.debug("on_line callback failed", exc_info=True)
+                    tell_line(on_line, msg.line)
         finally:
             with contextlib.suppress(OSError):
                 chunk.unlink()
-        self.files += 1
         seconds = time.monotonic() - t0
         if finished:
             return LeanProcessResult(messages, 0, seconds=seconds, served=True)
-        timed_out = self.timed_out
+        assert self.proc is not None
         why = self._why_stopped("Lean session stopped")
-        rc = None if timed_out else self.proc.poll() if self.proc is not None else None
-        isolation.kill_group(self.proc)  # type: ignore[arg-type]
-        if not timed_out and rc is None:
-            rc = -9  # the driver stopped it: the protocol broke
-        return LeanProcessResult(messages, None if timed_out else rc, timed_out=timed_out,
-                                 seconds=seconds, stderr=why, served=True)
+        rc = self.proc.poll()  # None: alive, stopped by the driver (limit or broken protocol)
+        isolation.kill_group(self.proc)
+        if self.timed_out:
+            return LeanProcessResult(messages, None, timed_out=True, seconds=seconds,
+                                     stderr=why, served=True)
+        return LeanProcessResult(messages, -9 if rc is None else rc, seconds=seconds,
+                                 stderr=why, served=True)
 
 
 class SessionPool:
@@ -323,6 +318,12 @@ class SessionPool:
         self._idle: list[LeanSession] = []
         self._lock = threading.Lock()
         self.starts = 0
+
+    def start(self, runner: LeanRunner, base: str) -> LeanSession:
+        """A new session of ``base`` (not yet started), counted."""
+        with self._lock:
+            self.starts += 1
+        return LeanSession(runner, base)
 
     def take(self, base: str) -> LeanSession | None:
         with self._lock:
@@ -362,9 +363,7 @@ def run_in_session(runner: LeanRunner, pool: SessionPool, file: Path, *, cpu_lim
     session = pool.take(base)
     started = 0.0
     if session is None:
-        session = LeanSession(runner, base)
-        with pool._lock:
-            pool.starts += 1
+        session = pool.start(runner, base)
         why = session.start(START_CPU_SECONDS + (stall or cpu_limit), wall_limit)
         started = session.start_seconds
         log.info("Lean session %s: started in %.0fs%s", session.file.name, started,
