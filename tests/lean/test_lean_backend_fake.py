@@ -417,6 +417,34 @@ def test_a_check_that_runs_away_stops_its_file_not_the_run(fake_lean, tmp_path) 
     assert kernel.runner.stall_seconds is None  # heartbeats bound kernel reduction
 
 
+def test_a_resumed_run_does_not_pay_its_stops_again(fake_lean, tmp_path) -> None:
+    """Stops are not cached as answers, but a run directory keeps its stop memory
+    (``keep_stops``, the oracle cache's SQLite file): a new backend on the same store,
+    as a resumed run makes, answers the stopped function's larger checks without
+    starting Lean, with the stop's cause; a smaller one still runs."""
+    from veriscale.backends.cache import OracleCache
+
+    exe, log = fake_lean
+    store = OracleCache(tmp_path / "oracle.sqlite")
+    be = _backend(exe, tmp_path, batch_size=1, kernel_fallback=False)
+    be.keep_stops(store, "fake lean")
+    (crashed,) = be.run(_task(), None, [(77,)])
+    assert not crashed.ok and "infrastructure: Lean stopped" in crashed.error
+    store.close()
+    store = OracleCache(tmp_path / "oracle.sqlite")
+    resumed = _backend(exe, tmp_path, batch_size=1, kernel_fallback=False)
+    resumed.keep_stops(store, "fake lean")
+    before = _calls(log)
+    (big,) = resumed.run(_task(), None, [(7777,)])
+    assert not big.ok and big.inconclusive and "no larger than it stopped Lean" in big.error
+    assert _calls(log) == before
+    assert [o.ok for o in resumed.run(_task(), None, [(7,)])] == [True]
+    other = _backend(exe, tmp_path, batch_size=1, kernel_fallback=False, max_heartbeats=9999)
+    other.keep_stops(store, "fake lean")  # other limits: the stop is not its own
+    assert not other._stopped
+    store.close()
+
+
 def test_early_stop_costs_one_check(fake_lean, tmp_path) -> None:
     exe, log = fake_lean
     be = _backend(exe, tmp_path, batch_size=1, kernel_fallback=False)

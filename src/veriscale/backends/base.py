@@ -266,6 +266,13 @@ running file gets past more of its checks (where the prover reports as it goes),
 ``("done", 1, checks)`` with the rest of a file's checks as it finishes."""
 
 
+StopsHook = Callable[[Any, str], None]
+"""A prover backend's optional ``keep_stops(store, namespace)``: keep its memory of the
+checks that stopped the prover (:mod:`veriscale.backends.stops`) in ``store`` under
+``namespace`` (the oracle's identity), so a resumed run does not pay them again. The
+pipeline calls it with the run directory's oracle cache."""
+
+
 AnswersHook = Callable[[list[tuple[tuple[Any, ...], int, Any]]], None]
 """A prover backend's ``on_answers`` attribute, when the oracle cache sets it: called
 with ``(args, item, answer)`` triples as a batch's answers become final, before

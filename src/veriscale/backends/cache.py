@@ -54,6 +54,10 @@ class OracleCache:
             self._db.execute(
                 "CREATE TABLE IF NOT EXISTS oracle (key TEXT PRIMARY KEY, value TEXT NOT NULL)"
             )
+            self._db.execute(  # a backend's stop memory (backends/stops.py), by namespace
+                "CREATE TABLE IF NOT EXISTS stops (namespace TEXT NOT NULL, key TEXT NOT NULL,"
+                " size INTEGER NOT NULL, why TEXT NOT NULL, PRIMARY KEY (namespace, key))"
+            )
             self._db.commit()
         except sqlite3.Error as exc:  # an unwritable directory, a corrupt file
             raise OSError(0, f"cannot open the oracle cache: {exc}", str(self.path)) from exc
@@ -80,6 +84,21 @@ class OracleCache:
                 "INSERT OR REPLACE INTO oracle (key, value) VALUES (?, ?)",
                 [(k, json.dumps(v, ensure_ascii=False)) for k, v in items.items()],
             )
+            self._db.commit()
+
+    def load_stops(self, namespace: str) -> list[tuple[str, int, Any]]:
+        """The stops kept under ``namespace`` (:class:`~veriscale.backends.stops.StopStore`)."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT key, size, why FROM stops WHERE namespace = ?", (namespace,)).fetchall()
+        return [(key, int(size), json.loads(why)) for key, size, why in rows]
+
+    def put_stop(self, namespace: str, key: str, size: int, why: Any) -> None:
+        """Keep a stop (the smallest of its key: the memory only writes those)."""
+        with self._lock:
+            self._db.execute("INSERT OR REPLACE INTO stops (namespace, key, size, why) "
+                             "VALUES (?, ?, ?, ?)",
+                             (namespace, key, int(size), json.dumps(why, ensure_ascii=False)))
             self._db.commit()
 
     def close(self) -> None:

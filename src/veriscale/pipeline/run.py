@@ -159,6 +159,9 @@ class Pipeline:
 
             self._oracle_cache = OracleCache(self.rd.root / ORACLE_CACHE)
             self._cached = with_cache(raw, self._oracle_cache)
+            keep_stops = getattr(raw, "keep_stops", None)  # base.StopsHook: resumes skip them
+            if callable(keep_stops):
+                keep_stops(self._oracle_cache, self._cached.namespace)
         return self._cached
 
     @property

@@ -59,7 +59,7 @@ from veriscale.backends.coq.runner import (
 )
 from veriscale.backends.coq.safety import opaque_names, screen, screen_term
 from veriscale.backends.coq.types import standard_type
-from veriscale.backends.stops import StopMemory
+from veriscale.backends.stops import StopMemory, StopStore
 from veriscale.benchmark.model import Input, Task
 from veriscale.execution import Executor, UnitFailure, is_remote
 from veriscale.execution.units import ProverFile, process_resources, run_prover_file
@@ -348,6 +348,11 @@ class CoqBackend:
             self.stats.processes += 1
             self.stats.seconds += run.seconds
         return run
+
+    def keep_stops(self, store: StopStore, namespace: str) -> None:
+        """Keep the memory of timed-out checks in ``store`` (see
+        :data:`~veriscale.backends.base.StopsHook`), under the check limit that made them."""
+        self._timed_out.keep_in(store, f"{namespace}|check {self.check_timeout} s")
 
     def _remember_timeout(self, unit: Unit, check: Check) -> None:
         """The smallest check of this context and head that ran out of its time: no

@@ -109,7 +109,7 @@ from veriscale.backends.lean.plans import (
 from veriscale.backends.lean.process import LeanMessage, LeanProcessResult
 from veriscale.backends.lean.runner import LeanRunner, make_runner
 from veriscale.backends.lean.safety import check_imports, check_untrusted_lean
-from veriscale.backends.stops import StopMemory
+from veriscale.backends.stops import StopMemory, StopStore
 from veriscale.benchmark.model import Input, Task
 from veriscale.execution import Executor, LocalExecutor, Resources, UnitFailure, is_remote
 from veriscale.execution.units import ProverFile, run_prover_file
@@ -117,7 +117,7 @@ from veriscale.execution.units import ProverFile, run_prover_file
 log = logging.getLogger(__name__)
 
 LEAN_UNIT = Resources(cpus=1.0, memory_mb=4096)
-KERNEL_SAMPLE = 8  # crashed checks of a request asked of the kernel before its others
+KERNEL_SAMPLE = 2  # crashed checks of a request asked of the kernel before its others
 """What one Lean file needs on a node: one core; the WASM module peaks near 4 GB."""
 
 
@@ -269,6 +269,7 @@ class LeanBackend:
         self._running_since = time.monotonic()
         self.compat: dict[str, set[str]] = {}  # task id → compatibility names it needed
         self._kernel_backend: LeanBackend | None = None  # the kernel fallback's (see _kernel)
+        self._stop_store: tuple[StopStore, str] | None = None  # see keep_stops
         self.progress: ProgressHook | None = None  # set by a progress display
         self.on_answers: AnswersHook | None = None  # set by the oracle cache
 
@@ -278,6 +279,17 @@ class LeanBackend:
     @property
     def kernel(self) -> bool:
         return self.mode == "kernel"
+
+    def keep_stops(self, store: StopStore, namespace: str) -> None:
+        """Keep the stop memory (this backend's and its kernel fallback's) in ``store``
+        (see :data:`~veriscale.backends.base.StopsHook`); the namespace adds what makes a
+        stop: the mode and the limits."""
+        self._stop_store = (store, namespace)
+        self._stopped.keep_in(store, f"{namespace}|{self.mode}|check seconds "
+                                     f"{self.runner.stall_seconds}|heartbeats "
+                                     f"{self.max_heartbeats}|memory {self.runner.memory_mb}")
+        if self._kernel_backend is not None:
+            self._kernel_backend.keep_stops(store, namespace)
 
     def close(self) -> None:
         """End the runner's Lean sessions (the processes that served this backend's files),
@@ -1336,8 +1348,11 @@ class LeanBackend:
                 where.append((ri, sorted(idx, key=lambda i, items=items: len(repr(items[i])))))
         if not where:
             return
-        # Rounds of growing size, smallest checks first: 8 of each request's crashed
-        # checks, then the next 16, 32, ... A request goes on to its next round only
+        # Rounds of growing size, smallest checks first: 2 of each request's crashed
+        # checks, then the next 4, 8, ... (2, not 8: a function the kernel cannot
+        # finish either costs its first round's checks the whole heartbeat ladder,
+        # about 90 s each on WASM; 8 of them held files for 676 s and 733 s on the 189
+        # VERINA tasks). A request goes on to its next round only
         # where the kernel decided at least half of this one; the rest keep compiled
         # mode's reason instead of climbing the heartbeat ladder one by one. One small
         # check decided says little about the long ones: verina_advanced_27's string
@@ -1429,6 +1444,8 @@ class LeanBackend:
                                      executor=self.executor, max_heartbeats=self.max_heartbeats,
                                      crash_retries=self.crash_retries)
                 kernel.runner.stall_seconds = None  # heartbeats bound kernel reduction
+                if self._stop_store is not None:
+                    kernel.keep_stops(*self._stop_store)
                 self._kernel_backend = kernel
             self._kernel_backend.compat = {k: set(v) for k, v in self.compat.items()}
             return self._kernel_backend
