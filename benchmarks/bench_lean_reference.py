@@ -24,6 +24,7 @@ from pathlib import Path
 
 from veriscale.backends.causes import unknown_cause
 from veriscale.backends.lean.backend import LeanBackend
+from veriscale.backends.lean.sections import lean_sections
 from veriscale.benchmark.loader import load_benchmark
 from veriscale.evaluation.verify import AGREE, DISAGREE, UNKNOWN, reference_verdict
 
@@ -41,7 +42,7 @@ def main() -> None:
     args = ap.parse_args()
     ids = [t for t in args.tasks.split(",") if t] or None
     tasks, issues = load_benchmark(args.data, ids)
-    tasks = [t for t in tasks if t.lean is not None and t.tests]
+    tasks = [t for t in tasks if lean_sections(t) is not None and t.tests]
     backend = LeanBackend(args.runner, workers=args.workers,
                           tasks_per_file=args.tasks_per_file)
     start = time.perf_counter()

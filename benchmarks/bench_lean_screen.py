@@ -17,13 +17,14 @@ from pathlib import Path
 
 from veriscale.backends.lean.render import code_definition as lean_code_definition
 from veriscale.backends.lean.safety import check_untrusted_lean
+from veriscale.backends.lean.sections import lean_sections
 from veriscale.benchmark.loader import load_benchmark
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def sections(task) -> list[tuple[str, str, str]]:
-    lean = task.lean
+    lean = lean_sections(task)
     return [("precond", lean.precond, "term"), ("postcond", lean.postcond, "term"),
             ("precond_aux", lean.precond_aux, "commands"),
             ("postcond_aux", lean.postcond_aux, "commands"),
@@ -33,7 +34,7 @@ def sections(task) -> list[tuple[str, str, str]]:
 def main() -> None:
     root = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT.parent / "shared" / "data" / "verina"
     tasks, _ = load_benchmark(root)
-    items = [(t.id, name, text, kind) for t in tasks if t.lean is not None
+    items = [(t.id, name, text, kind) for t in tasks if lean_sections(t) is not None
              for name, text, kind in sections(t) if text.strip()]
     refused = []
     start = time.perf_counter()

@@ -31,6 +31,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "llm"))
 from llm_fake_server import FakeOpenAI, Reply, system_prompt, user_prompt  # noqa: E402
 
+from veriscale.backends.python.format import python_sections  # noqa: E402
 from veriscale.benchmark.loader import load_benchmark  # noqa: E402
 from veriscale.benchmark.model import Task  # noqa: E402
 from veriscale.llm.offline import flawed_specs, offline_adversaries  # noqa: E402
@@ -76,7 +77,7 @@ def seed_answer(user: str) -> str:
 
 def spec_answer(task: Task) -> str:
     flawed = flawed_specs(task)
-    post = flawed[0].postcond if flawed else task.python.postcondition  # type: ignore[union-attr]
+    post = flawed[0].postcond if flawed else python_sections(task).postcondition  # type: ignore[union-attr]
     return (f"<think>Translate only the explicit constraints.</think>\n```python\n{post.strip()}\n"
             f"```\nUsage example:\n```python\nprint(postcondition(...))\n```")
 

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from veriscale.backends.language import plugin_for
+from veriscale.backends.lean.sections import lean_sections
 from veriscale.backends.lean.verina_json import decode
 from veriscale.benchmark.model import Signature
 from veriscale.values import (
@@ -348,5 +349,5 @@ def test_loader_reads_every_lean_twin(bundled_lean_dir: Path) -> None:
     loaded, issues = load_benchmark(bundled_lean_dir)
     assert not issues, [str(i) for i in issues]
     assert len(loaded) >= 6
-    assert all(t.lean is not None and t.tests for t in loaded)
+    assert all(lean_sections(t) is not None and t.tests for t in loaded)
     assert sum(not plugin_for(t).trivial_precondition(t) for t in loaded) >= 4

@@ -9,6 +9,7 @@ from veriscale.backends.base import Implementation, Label, Spec, Verdict
 from veriscale.backends.coq import format as F
 from veriscale.backends.coq.backend import CoqBackend, big_nat_literal, hoist_requires
 from veriscale.backends.coq.safety import screen, screen_term
+from veriscale.backends.coq.sections import coq_sections
 from veriscale.benchmark.model import ExpectedPair, Task
 
 pytestmark = [pytest.mark.coq]
@@ -24,7 +25,7 @@ def make_task(name="inc", params=(("x", "Z"),), ret="Z", precond="0 <=? x",
                              postcond=postcond)
     sections.source = F.render_task_v(sig, sections)
     sections = F.parse_coq_sections(sections.source)
-    return Task(id=name, description="", signature=sig, coq=sections,
+    return Task(id=name, description="", signature=sig, sections={"coq": sections},
                 tests=[ExpectedPair((3,), 4, [5])], reject_inputs=[(-1,)])
 
 
@@ -277,7 +278,7 @@ def test_prop_precondition_is_decided_by_quickchick(backend):
     if not quickchick_available():
         pytest.skip("libcoq-quickchick is not installed")
     task = make_task(name="small", precond="(0 <= x)%Z /\\ (x < 10)%Z")
-    task.coq.source = task.coq.source.replace("Definition small_precond (x : Z) : bool",
+    coq_sections(task).source = coq_sections(task).source.replace("Definition small_precond (x : Z) : bool",
                                               "Definition small_precond (x : Z) : Prop")
     task = F.with_sections(task)
     cls = backend.classify(task, [(3,), (12,)])
@@ -346,7 +347,7 @@ def test_non_ascii_text_is_not_evaluated(backend):
     sections = F.CoqSections(task_imports="Require Import String.\nOpen Scope string_scope.",
                              precond="true", code="s", postcond="String.eqb result s")
     sections = F.parse_coq_sections(F.render_task_v(sig, sections))
-    task = Task(id="echo", description="", signature=sig, coq=sections, tests=[],
+    task = Task(id="echo", description="", signature=sig, sections={"coq": sections}, tests=[],
                 reject_inputs=[])
     out = backend.run(task, None, [("abc",), ("é",)])
     assert out[0].value == "abc"

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from coq_paths import DATA
 
+from veriscale.backends.coq.sections import coq_sections
 from veriscale.benchmark.fingerprint import code_fingerprint, task_fingerprint
 from veriscale.benchmark.loader import load_benchmark
 
@@ -23,7 +24,7 @@ def _coq_task(task_id: str):
 @needs_data
 def test_two_coq_tasks_with_one_signature_have_different_keys():
     a, b = _coq_task("verina_basic_1"), _coq_task("verina_basic_1")
-    b = dataclasses.replace(b, coq=dataclasses.replace(b.coq, code=b.coq.code + " "))
+    b = b.with_section("coq", dataclasses.replace(coq_sections(b), code=coq_sections(b).code + " "))
     assert a.signature == b.signature
     assert code_fingerprint(a) != code_fingerprint(b)
     assert task_fingerprint(a) != task_fingerprint(b)
@@ -33,8 +34,8 @@ def test_two_coq_tasks_with_one_signature_have_different_keys():
 def test_a_coq_task_without_source_text_is_keyed_by_its_sections():
     """A task built in memory (``veriscale port``) has no ``source``."""
     task = _coq_task("verina_basic_1")
-    bare = dataclasses.replace(task, coq=dataclasses.replace(task.coq, source=""))
-    changed = dataclasses.replace(bare, coq=dataclasses.replace(bare.coq, postcond="false"))
+    bare = task.with_section("coq", dataclasses.replace(coq_sections(task), source=""))
+    changed = bare.with_section("coq", dataclasses.replace(coq_sections(bare), postcond="false"))
     assert code_fingerprint(bare) != code_fingerprint(changed)
 
 

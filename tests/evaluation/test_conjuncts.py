@@ -9,10 +9,12 @@ import ast
 from veriscale.backends.language import plugin_for
 from veriscale.backends.lean.conjuncts import split_conjuncts as lean_split
 from veriscale.backends.lean.mutants import lean_spec_mutants
+from veriscale.backends.lean.sections import LeanSections
 from veriscale.backends.python.conjuncts import conjuncts
 from veriscale.backends.python.conjuncts import split_conjuncts as py_split
 from veriscale.backends.python.mutants import python_spec_mutants
-from veriscale.benchmark.model import LeanSections, PythonSections, Signature, Task
+from veriscale.backends.python.sections import PythonSections
+from veriscale.benchmark.model import Signature, Task
 
 SIG = Signature.from_json({"name": "f", "parameters": [{"param_name": "n", "param_type": "Nat"}],
                            "return_type": "Nat"})
@@ -34,7 +36,7 @@ def test_lean_splits_top_level_and_drops_comments() -> None:
 
 
 def _lean(post: str) -> Task:
-    return Task("t", "", SIG, lean=LeanSections(precond="True", code="n", postcond=post))
+    return Task("t", "", SIG, sections={"lean": LeanSections(precond="True", code="n", postcond=post)})
 
 
 def test_lean_spec_mutants_use_the_correct_splitter() -> None:
@@ -65,7 +67,7 @@ def test_python_spec_mutants_drop_each_conjunct() -> None:
     py = PythonSections(precondition="def precondition(n):\n    return n > 0 and n < 9\n",
                         reference="def reference(n):\n    return n\n",
                         postcondition="def postcondition(n, result):\n    return result == n\n")
-    task = Task("p", "", SIG, python=py)
+    task = Task("p", "", SIG, sections={"python": py})
     drops = [t for op, t in python_spec_mutants(task, "precond", 100) if op == "drop-conjunct"]
     assert len(drops) == 2 and any("return n > 0" in t for t in drops)
 

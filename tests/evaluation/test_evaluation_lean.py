@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from veriscale.backends.lean.sections import lean_sections
 from veriscale.benchmark.loader import load_benchmark
 from veriscale.evaluation.harness import evaluate_batch
 from veriscale.evaluation.scoring import Bounded, Score
@@ -24,8 +25,8 @@ def background_lean_job() -> dict[str, Any]:
     if not VERINA.is_dir():
         pytest.skip("../shared/data/verina is not present")
     (task,), issues = load_benchmark(VERINA, ["verina_basic_1"])
-    assert not issues and task.lean is not None
-    gt = to_candidate(task, SolutionLine(task_id=task.id, code=task.lean.code), 0)
+    assert not issues and lean_sections(task) is not None
+    gt = to_candidate(task, SolutionLine(task_id=task.id, code=lean_sections(task).code), 0)
     wrong = to_candidate(task, SolutionLine(task_id=task.id, code="a * b ≤ 0"), 1)
     broken = to_candidate(task, SolutionLine(task_id=task.id, code="a *"), 2)
     be = make_backend("lean", runner="wasm")

@@ -6,8 +6,10 @@ import ast
 
 from veriscale.backends.lean.conjuncts import split_conjuncts
 from veriscale.backends.lean.mutants import lean_code_mutants, lean_spec_mutants
+from veriscale.backends.lean.sections import LeanSections
 from veriscale.backends.python.mutants import python_code_mutants, python_spec_mutants
-from veriscale.benchmark.model import LeanSections, PythonSections, Signature, Task
+from veriscale.backends.python.sections import PythonSections
+from veriscale.benchmark.model import Signature, Task
 from veriscale.evaluation.mutants import gt_candidate, task_mutants
 
 SIG = Signature.from_json({
@@ -32,11 +34,11 @@ LEAN = LeanSections(
 
 
 def py_task() -> Task:
-    return Task("p", "", SIG, python=PY)
+    return Task("p", "", SIG, sections={"python": PY})
 
 
 def lean_task() -> Task:
-    return Task("l", "", SIG, lean=LEAN)
+    return Task("l", "", SIG, sections={"lean": LEAN})
 
 
 def test_python_code_mutants_are_valid_and_distinct() -> None:
@@ -88,7 +90,7 @@ def test_lean_code_mutants_skip_comments() -> None:
 
 
 def test_lean_operators_do_not_break_arrows() -> None:
-    task = Task("l", "", SIG, lean=LeanSections(code="  xs.map (fun x => x + 1) |>.length <;> 0"))
+    task = Task("l", "", SIG, sections={"lean": LeanSections(code="  xs.map (fun x => x + 1) |>.length <;> 0")})
     for _, text in lean_code_mutants(task, limit=100):
         assert "=>" in text and "|>." in text
 

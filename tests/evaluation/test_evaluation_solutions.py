@@ -6,7 +6,9 @@ import json
 from pathlib import Path
 
 from veriscale.backends.lean.render import code_definition as lean_code_definition
-from veriscale.benchmark.model import LeanSections, PythonSections, Signature, Task
+from veriscale.backends.lean.sections import LeanSections
+from veriscale.backends.python.sections import PythonSections
+from veriscale.benchmark.model import Signature, Task
 from veriscale.evaluation.solutions import load_solutions, parse_lines
 
 SIG = Signature.from_json({
@@ -18,11 +20,11 @@ SIG = Signature.from_json({
 
 
 def lean_task() -> Task:
-    return Task("t_lean", "", SIG, lean=LeanSections(code="  xs.map (· + k)"))
+    return Task("t_lean", "", SIG, sections={"lean": LeanSections(code="  xs.map (· + k)")})
 
 
 def py_task() -> Task:
-    return Task("t_py", "", SIG, python=PythonSections(reference="def reference(xs, k): ..."))
+    return Task("t_py", "", SIG, sections={"python": PythonSections(reference="def reference(xs, k): ...")})
 
 
 def test_lean_code_definition() -> None:
@@ -36,7 +38,7 @@ def test_lean_code_definition() -> None:
 
 def test_lean_definition_without_parameters() -> None:
     sig = Signature.from_json({"name": "c", "parameters": [], "return_type": "Nat"})
-    text = lean_code_definition(Task("t", "", sig, lean=LeanSections()), "1")
+    text = lean_code_definition(Task("t", "", sig, sections={"lean": LeanSections()}), "1")
     assert text.startswith("def c (h_precond : c_precond) : Nat :=")
 
 

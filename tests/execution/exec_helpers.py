@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from tool_scripts import python_script
-from veriscale.benchmark.model import ExpectedPair, LeanSections, Signature, Task
+from veriscale.backends.lean.sections import LeanSections
+from veriscale.benchmark.model import ExpectedPair, Signature, Task
 
 FAKE_LEAN = r'''
 import json, re, sys
@@ -32,4 +33,4 @@ def lean_task(task_id: str = "toy_1") -> Task:
                                "return_type": "Int"})
     lean = LeanSections(precond="  x > 0", code="  2 * x", postcond="  result = 2 * x")
     return Task(task_id, "double", sig, tests=[ExpectedPair((3,), 6, [5])], reject_inputs=[(-1,)],
-                lean=lean)
+                sections={"lean": lean})

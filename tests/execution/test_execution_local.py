@@ -94,7 +94,7 @@ def test_sandbox_batches_as_units_answer_like_the_pool() -> None:
 
 
 def _py_task() -> Task:
-    from veriscale.benchmark.model import PythonSections
+    from veriscale.backends.python.sections import PythonSections
 
     sig = Signature.from_json({"name": "f", "parameters": [{"param_name": "x",
                                                            "param_type": "Int"}],
@@ -102,7 +102,7 @@ def _py_task() -> Task:
     py = PythonSections(precondition="def precondition(x):\n    return x > 0\n",
                         reference="def reference(x):\n    return 2 * x\n",
                         postcondition="def postcondition(x, result):\n    return result == 2 * x\n")
-    return Task("t1", "double", sig, tests=[ExpectedPair((3,), 6, [5])], python=py)
+    return Task("t1", "double", sig, tests=[ExpectedPair((3,), 6, [5])], sections={"python": py})
 
 
 def test_lost_sandbox_batches_are_unknown_for_the_python_backend() -> None:

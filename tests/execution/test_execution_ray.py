@@ -270,7 +270,7 @@ def coq_toy_task():
     sections = F.CoqSections(task_imports="Require Import ZArith.\nOpen Scope Z_scope.",
                              precond="0 <=? x", code="x + 1", postcond="result =? x + 1")
     sections = F.parse_coq_sections(F.render_task_v(sig, sections))
-    return Task(id="inc", description="", signature=sig, coq=sections,
+    return Task(id="inc", description="", signature=sig, sections={"coq": sections},
                 tests=[ExpectedPair((3,), 4, [5])], reject_inputs=[(-1,)])
 
 

@@ -21,11 +21,12 @@ from hypothesis import strategies as st
 from tool_scripts import python_script
 from veriscale.backends import isolation
 from veriscale.backends.base import Implementation, Label, Spec, Verdict, prover_processes
-from veriscale.backends.lean.backend import LeanBackend
+from veriscale.backends.lean.backend import KERNEL_SAMPLE, LeanBackend
 from veriscale.backends.lean.messages import CheckOutput
 from veriscale.backends.lean.runner import NativeRunner
+from veriscale.backends.lean.sections import LeanSections, lean_sections
 from veriscale.backends.registry import make_backend
-from veriscale.benchmark.model import ExpectedPair, LeanSections, Signature, Task
+from veriscale.benchmark.model import ExpectedPair, Signature, Task
 
 FAKE = r'''
 import json, os, re, sys, time
@@ -315,7 +316,7 @@ def _task(task_id: str = "toy_1") -> Task:
                                "return_type": "Int"})
     lean = LeanSections(precond="  x > 0", code="  2 * x", postcond="  result = 2 * x")
     return Task(task_id, "double", sig, tests=[ExpectedPair((3,), 6, [5])], reject_inputs=[(-1,)],
-                lean=lean)
+                sections={"lean": lean})
 
 
 def _backend(exe: Path, tmp_path: Path, **kw: object) -> LeanBackend:
@@ -501,34 +502,37 @@ def test_what_crashes_compiled_evaluation_is_asked_of_the_kernel(fake_lean, tmp_
 
 def test_the_kernel_is_asked_a_sample_before_the_rest(fake_lean, tmp_path) -> None:
     """57 stops compiled Lean and is stuck in the kernel too: of a request's twelve
-    such checks, the kernel is asked its first eight; deciding none, it is not asked
-    the other four (they keep compiled mode's reason). Where the sample decides at
-    least half, the next round (twice as many) is asked; one decided of eight is not
-    enough."""
+    such checks, the kernel is asked its first two (KERNEL_SAMPLE); deciding none, it
+    is not asked the other ten (they keep compiled mode's reason). Where a round
+    decides at least half, the next round (twice as many) is asked; one decided of
+    four is not enough."""
+    assert KERNEL_SAMPLE == 2
     exe, _ = fake_lean
     be = _backend(exe, tmp_path, batch_size=1, crash_retries=0)
     got = be.precondition_holds(_task(), None, [(57,)] * 12)
     assert got == [Verdict.UNKNOWN] * 12
     assert all("infrastructure: Lean stopped" in r for r in got.reasons)
-    assert _fallback(be) == {"asked": 8, "decided": 0, "not_asked": 4, "rounds": 1}
+    assert _fallback(be) == {"asked": 2, "decided": 0, "not_asked": 10, "rounds": 1}
     be = _backend(exe, tmp_path, batch_size=1, crash_retries=0)
     got = be.precondition_holds(_task(), None, [(77,)] * 6 + [(57,)] * 6)
     assert got == [Verdict.TRUE] * 6 + [Verdict.UNKNOWN] * 6
-    assert _fallback(be) == {"asked": 12, "decided": 6, "rounds": 2}
+    assert _fallback(be) == {"asked": 12, "decided": 6, "rounds": 3}  # 2, 4, then 6 of 8
+    # half of the first round goes on; one of four in the second does not
     be = _backend(exe, tmp_path, batch_size=1, crash_retries=0)
-    got = be.precondition_holds(_task(), None, [(57,)] * 7 + [(77,)] * 5)
-    assert got == [Verdict.UNKNOWN] * 7 + [Verdict.TRUE] + [Verdict.UNKNOWN] * 4
-    assert _fallback(be) == {"asked": 8, "decided": 1, "not_asked": 4, "rounds": 1}
-    # rounds grow (8, 16, ...): a request goes on only while each decides half of it
+    got = be.precondition_holds(_task(), None, [(77,), (57,), (57,), (57,), (57,)]
+                                + [(77,)] * 7)
+    assert got == [Verdict.TRUE] + [Verdict.UNKNOWN] * 4 + [Verdict.TRUE] + [Verdict.UNKNOWN] * 6
+    assert _fallback(be) == {"asked": 6, "decided": 2, "not_asked": 6, "rounds": 2}
+    # rounds grow (2, 4, 8, ...): a request goes on only while each decides half of it
     be = _backend(exe, tmp_path, batch_size=1, crash_retries=0)
     got = be.precondition_holds(_task(), None, [(77,)] * 8 + [(57,)] * 20)
     assert got == [Verdict.TRUE] * 8 + [Verdict.UNKNOWN] * 20
-    assert _fallback(be) == {"asked": 24, "decided": 8, "not_asked": 4, "rounds": 2}
+    assert _fallback(be) == {"asked": 14, "decided": 8, "not_asked": 14, "rounds": 3}
     # nor where a check ran out of the full heartbeat budget: the next round's are larger
     be = _backend(exe, tmp_path, batch_size=1, crash_retries=0)
-    got = be.precondition_holds(_task(), None, [(77,)] * 6 + [(7777,)] * 12)
-    assert got == [Verdict.TRUE] * 6 + [Verdict.UNKNOWN] * 12
-    assert _fallback(be) == {"asked": 8, "decided": 6, "not_asked": 10, "rounds": 1}
+    got = be.precondition_holds(_task(), None, [(77,)] + [(7777,)] * 12)
+    assert got == [Verdict.TRUE] + [Verdict.UNKNOWN] * 12
+    assert _fallback(be) == {"asked": 2, "decided": 1, "not_asked": 11, "rounds": 1}
 
 
 def test_a_task_that_keeps_crashing_lean_leaves_other_tasks_answered(fake_lean, tmp_path) -> None:
@@ -692,7 +696,7 @@ def test_compatibility_names_are_added_only_when_missing(fake_lean, tmp_path) ->
     be = _backend(exe, tmp_path)
     task = _task()
     old = _task("toy_old")
-    old.lean.code_aux = "def pad (n : Nat) : Array Int := Array.mkArray n 0"  # type: ignore[union-attr]
+    lean_sections(old).code_aux = "def pad (n : Nat) : Array Int := Array.mkArray n 0"  # type: ignore[union-attr]
     first = be.evaluate_many([("run", (old, None, [(2,)])), ("run", (task, None, [(3,)]))])
     assert [o.value for r in first for o in r] == [4, 6]
     assert _calls(log) == 2  # the old task's unit once more, now with the definition

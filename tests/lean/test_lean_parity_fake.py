@@ -15,6 +15,7 @@ from test_lean_backend_fake import _backend, _calls, _task, fake_lean  # noqa: F
 from veriscale.backends.base import Implementation, Spec
 from veriscale.backends.lean import render
 from veriscale.backends.lean.messages import plausible_verdict
+from veriscale.backends.lean.sections import lean_sections
 from veriscale.benchmark.model import ExpectedPair
 from veriscale.evaluation.harness import evaluate
 from veriscale.evaluation.scoring import Score, must_fail, must_hold
@@ -80,9 +81,9 @@ def test_candidate_aux_gets_reducible_simp(fake_lean, tmp_path: Path) -> None:  
 
 
 def _task_with_solution_aux():
-    lean = replace(_task().lean, solution_aux="def isEven (n : Int) : Bool := n % 2 == 0",
+    lean = replace(lean_sections(_task()), solution_aux="def isEven (n : Int) : Bool := n % 2 == 0",
                    solution_imports="import Std.Data.HashMap")
-    return replace(_task(), lean=lean)
+    return replace(_task(), sections={"lean": lean})
 
 
 def test_ground_truth_helpers_are_out_of_scope(fake_lean, tmp_path: Path) -> None:  # noqa: F811
@@ -152,5 +153,5 @@ def test_empty_precondition_fails_to_compile(fake_lean, tmp_path: Path) -> None:
     assert s.metrics["precond_sound"].lower is F and s.metrics["precond_complete"].upper is F
     assert "empty precondition" in s.errors["spec"] and _calls(log) == before
     # the ground truth's empty precondition is still VERINA's default `True`
-    gt = replace(task, lean=replace(task.lean, precond=""))
+    gt = task.with_section("lean", replace(lean_sections(task), precond=""))
     assert "True" in render.Variant(gt).definitions()

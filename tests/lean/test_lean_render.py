@@ -8,7 +8,8 @@ from veriscale.backends.base import Implementation, Spec
 from veriscale.backends.lean import render
 from veriscale.backends.lean.literal import parse_lean
 from veriscale.backends.lean.process import LeanMessage
-from veriscale.benchmark.model import LeanSections, Signature, Task
+from veriscale.backends.lean.sections import LeanSections
+from veriscale.benchmark.model import Signature, Task
 from veriscale.values import Some, parse_type
 
 
@@ -20,7 +21,7 @@ def _task(ret: str = "String", params: tuple[tuple[str, str], ...] = (("s", "Str
     lean = LeanSections(solution_imports=imports, task_aux="def helper := 1",
                         precond="  s.length > 0", code="  s ++ \"!\"",
                         postcond="  result = s ++ \"!\"")
-    return Task("verina_toy-1", "toy", sig, lean=lean)
+    return Task("verina_toy-1", "toy", sig, sections={"lean": lean})
 
 
 def test_definitions_follow_verina_template() -> None:

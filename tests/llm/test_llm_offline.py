@@ -9,13 +9,14 @@ import pytest
 
 from veriscale.backends.base import Spec
 from veriscale.backends.lean.conjuncts import split_conjuncts
+from veriscale.backends.lean.sections import LeanSections
 from veriscale.backends.lean.templates import lean_templates
 from veriscale.backends.lean.weaken import lean_weakenings
 from veriscale.backends.python.templates import py_perturbations
 from veriscale.backends.python.weaken import python_weakenings
 from veriscale.backends.screen import untrusted_problem
 from veriscale.benchmark.loader import load_benchmark
-from veriscale.benchmark.model import LeanSections, Signature, Task
+from veriscale.benchmark.model import Signature, Task
 from veriscale.llm.offline import OfflineProvider, flawed_specs, offline_decomposition
 from veriscale.values import parse_type
 
@@ -116,7 +117,7 @@ def lean_task() -> Task:
         code="match xs with\n| [] => []\n| x :: t => x :: sumTo t k (by sorry)",
         postcond="result.length = xs.length ∧ ∀ i < k, result[i]! = xs[i]!",
     )
-    return Task(id="t", description="d", signature=SIG, lean=lean)
+    return Task(id="t", description="d", signature=SIG, sections={"lean": lean})
 
 
 def test_lean_templates_have_the_exact_signature_and_rename_recursion() -> None:

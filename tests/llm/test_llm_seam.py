@@ -9,7 +9,9 @@ from veriscale.backends.base import Spec
 from veriscale.backends.language import LanguagePlugin, PromptParts, plugin_for, plugins
 from veriscale.backends.lean import render
 from veriscale.backends.lean.lexer import LexError, strip_comments, strip_comments_or_keep
-from veriscale.benchmark.model import LeanSections, PythonSections, Signature, Task
+from veriscale.backends.lean.sections import LeanSections
+from veriscale.backends.python.sections import PythonSections
+from veriscale.benchmark.model import Signature, Task
 from veriscale.llm import prompts
 from veriscale.llm.parsers import ParseError, parse_adversaries
 from veriscale.llm.prompts import ADVERSARY_MARKER
@@ -24,14 +26,14 @@ NO_PARAMS = Signature.from_json({"name": "c", "parameters": [], "return_type": "
 
 
 def lean_task() -> Task:
-    return Task("t_lean", "d", SIG, lean=LeanSections(precond="k > 0", postcond="result = xs"))
+    return Task("t_lean", "d", SIG, sections={"lean": LeanSections(precond="k > 0", postcond="result = xs")})
 
 
 def python_task() -> Task:
-    return Task("t_py", "d", SIG, python=PythonSections(
+    return Task("t_py", "d", SIG, sections={"python": PythonSections(
         precondition="def precondition(xs, k):\n    return k > 0",
         reference="def reference(xs, k):\n    return xs",
-        postcondition="def postcondition(xs, k, result):\n    return result == xs"))
+        postcondition="def postcondition(xs, k, result):\n    return result == xs")})
 
 
 def test_every_plugin_serves_the_llm_layer() -> None:
@@ -78,7 +80,7 @@ def test_coq_seed_prompt_shows_the_coq_precondition() -> None:
     sig = F.coq_signature({"name": "inc", "return_type": "Z",
                            "parameters": [{"param_name": "x", "param_type": "Z"}]})
     sections = F.CoqSections(precond="0 <=? x", code="x + 1", postcond="result =? x + 1")
-    task = Task(id="inc", description="", signature=sig, coq=sections)
+    task = Task(id="inc", description="", signature=sig, sections={"coq": sections})
     user = prompts.seed_messages(task, 4)[1]["content"]
     assert "Definition inc_precond (x : Z) : bool :=\n  0 <=? x." in user
     assert "def inc_precond" not in user

@@ -16,6 +16,7 @@ import pytest
 from twin_backend import twin_run
 
 from veriscale.backends.lean import format as verina
+from veriscale.backends.lean.sections import lean_sections
 from veriscale.backends.python import format as python_format
 from veriscale.benchmark.loader import load_benchmark
 from veriscale.benchmark.model import ExpectedPair
@@ -65,7 +66,7 @@ def lean_format_run(bundled_lean_dir, bundled_dir, tmp_path_factory) -> Path:
 def test_reduce_command_on_a_verina_plus_is_the_runs_lite(lean_format_run: Path, tmp_path):
     plus = load_benchmark(lean_format_run / "plus")[0]
     lite = load_benchmark(lean_format_run / "lite")[0]
-    assert [t.id for t in plus] == TASKS and all(t.lean is not None for t in plus)
+    assert [t.id for t in plus] == TASKS and all(lean_sections(t) is not None for t in plus)
     # the reduction did something, so equality below is not equality of copies
     assert sum(len(t.tests) for t in lite) < sum(len(t.tests) for t in plus)
     out = tmp_path / "lite"

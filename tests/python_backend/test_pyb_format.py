@@ -15,6 +15,7 @@ from veriscale.backends.python.format import (
     split_sections,
     write_task_dir,
 )
+from veriscale.backends.python.sections import python_sections
 from veriscale.benchmark.loader import load_benchmark
 
 
@@ -27,9 +28,9 @@ def test_load_task(task_dir: Path) -> None:
     assert [t.input for t in task.tests] == [((1, 5, 3), 2), ((-4,), 0), ((0, 0), 10)]
     assert task.tests[0].expected == 7 and task.tests[0].unexpected == [5, 8]
     assert task.reject_inputs == [((), 3)]
-    assert task.python is not None
-    assert task.python.precondition.startswith("def precondition(xs, k):")
-    assert "def shift" in task.python.aux
+    assert python_sections(task) is not None
+    assert python_sections(task).precondition.startswith("def precondition(xs, k):")
+    assert "def shift" in python_sections(task).aux
     assert "Description" in task.description
 
 

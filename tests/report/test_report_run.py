@@ -10,7 +10,8 @@ from click.testing import CliRunner
 
 from veriscale.artifacts import AdversariesArtifact, ReductionArtifact, UnexpectedArtifact
 from veriscale.backends.lean import format as verina
-from veriscale.benchmark.model import ExpectedPair, LeanSections, Signature, Task
+from veriscale.backends.lean.sections import LeanSections
+from veriscale.benchmark.model import ExpectedPair, Signature, Task
 from veriscale.report.build import build_report, write_report
 from veriscale.report.report import NOT_AVAILABLE, collect, render_markdown
 
@@ -29,7 +30,7 @@ def make_task(task_id: str, n_tests: int, n_unexp: int, n_rejects: int, start: i
              for i in range(start, start + n_tests)]
     rejects = [((-j, j), j) for j in range(1, n_rejects + 1)]
     lean = LeanSections(code="xs.length + k", postcond="True", precond="k > 0")
-    return Task(task_id, "A test task.\n", SIG, tests, rejects, lean=lean)
+    return Task(task_id, "A test task.\n", SIG, tests, rejects, sections={"lean": lean})
 
 
 def write_suite(root: Path, tasks: list[Task]) -> None:

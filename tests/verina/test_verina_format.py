@@ -22,8 +22,8 @@ from veriscale.backends.lean.format import (
     with_sections,
     write_task_dir,
 )
+from veriscale.backends.lean.sections import LeanSections, lean_sections
 from veriscale.benchmark.loader import load_benchmark, task_dirs
-from veriscale.benchmark.model import LeanSections
 
 
 @pytest.fixture(scope="module")
@@ -66,14 +66,14 @@ def test_loaded_counts_match_the_paper(verina_tasks):
 def test_sections_as_verina_reads_them(verina_tasks):
     tasks, _ = verina_tasks
     by_id = {t.id: t for t in tasks}
-    adv10 = by_id["verina_advanced_10"].lean
+    adv10 = lean_sections(by_id["verina_advanced_10"])
     assert adv10.task_imports == "import Mathlib.Data.Nat.Prime.Defs\n"
     assert adv10.precond.startswith("  n > 0 ∧\n")
     assert "def removePrimeFactor" in adv10.precond_aux
     assert adv10.proof == "  sorry\n"
-    assert by_id["verina_basic_1"].lean.solution_imports == "import Mathlib\n"
-    assert "structure Map" in by_id["verina_basic_104"].lean.task_aux
-    counts = {name: sum(1 for t in tasks if getattr(t.lean, name).strip()) for name in
+    assert lean_sections(by_id["verina_basic_1"]).solution_imports == "import Mathlib\n"
+    assert "structure Map" in lean_sections(by_id["verina_basic_104"]).task_aux
+    counts = {name: sum(1 for t in tasks if getattr(lean_sections(t), name).strip()) for name in
               ("task_aux", "solution_aux", "code_aux", "postcond_aux", "proof_aux",
                "precond_aux", "solution_imports")}
     assert counts == {"task_aux": 3, "solution_aux": 27, "code_aux": 45, "postcond_aux": 10,
@@ -108,8 +108,8 @@ def test_write_then_read_gives_equal_tasks(verina_tasks, verina_dir, tmp_path):
 def test_rendered_template_parses_back_to_the_same_sections(verina_tasks):
     tasks, _ = verina_tasks
     for task in tasks:
-        text = render_task_lean(task.signature, task.lean)
-        assert sections_equal(parse_lean_sections(text), task.lean), task.id
+        text = render_task_lean(task.signature, lean_sections(task))
+        assert sections_equal(parse_lean_sections(text), lean_sections(task)), task.id
 
 
 def test_changed_sections_render_the_template(verina_tasks, tmp_path):
@@ -117,14 +117,14 @@ def test_changed_sections_render_the_template(verina_tasks, tmp_path):
     task = next(t for t in tasks if t.id == "verina_basic_1")
     changed = with_sections(task, code="  a * b ≤ 0\n")
     text = lean_text(changed)
-    assert text != task.lean.source
+    assert text != lean_sections(task).source
     assert "def hasOppositeSign (a : Int) (b : Int) (h_precond : hasOppositeSign_precond (a) (b))" \
         " : Bool :=\n  -- !benchmark @start code\n  a * b ≤ 0\n  -- !benchmark @end code\n" in text
     out = write_task_dir(changed, tmp_path / changed.id)
     again, issues = load_task_dir(out)
     assert not issues
-    assert again.lean.code == "  a * b ≤ 0\n"
-    assert sections_equal(again.lean, changed.lean)
+    assert lean_sections(again).code == "  a * b ≤ 0\n"
+    assert sections_equal(lean_sections(again), lean_sections(changed))
 
 
 # ---------------------------------------------------------------- built from scratch
@@ -141,7 +141,7 @@ def test_task_from_scratch_round_trips(tmp_path):
     assert again.tests == task.tests
     assert again.reject_inputs == task.reject_inputs
     assert again.description == task.description
-    assert sections_equal(again.lean, task.lean)
+    assert sections_equal(lean_sections(again), lean_sections(task))
     assert again.signature == task.signature
     # The harness-facing JSON holds the escaped body of the nasty string.
     rows = json.loads((out / "test.json").read_text(encoding="utf-8"))
@@ -151,8 +151,9 @@ def test_task_from_scratch_round_trips(tmp_path):
 
 def test_unindented_bodies_are_indented_when_rendered():
     task = make_task()
-    task.lean = LeanSections(precond="True", code="xs.length\n  + 1", postcond="result ≥ 0")
-    text = render_task_lean(task.signature, task.lean)
+    task = task.with_section("lean", LeanSections(precond="True", code="xs.length\n  + 1",
+                                                  postcond="result ≥ 0"))
+    text = render_task_lean(task.signature, lean_sections(task))
     parsed = parse_lean_sections(text)
     assert parsed.precond == "  True\n"
     assert parsed.code == "  xs.length\n    + 1\n"

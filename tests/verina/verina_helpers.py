@@ -7,7 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from veriscale.backends.lean.format import write_task_dir
-from veriscale.benchmark.model import ExpectedPair, LeanSections, Signature, Task
+from veriscale.backends.lean.sections import LeanSections
+from veriscale.benchmark.model import ExpectedPair, Signature, Task
 
 
 def make_task(task_id: str = "toy_1") -> Task:
@@ -30,7 +31,7 @@ def make_task(task_id: str = "toy_1") -> Task:
         ExpectedPair(("", ()), 0, [1]),
         ExpectedPair(('q"uote\\', (7,)), 9, []),
     ]
-    return Task(task_id, "-----Description-----\nCount.\n", sig, tests, [("x", (0,))], lean)
+    return Task(task_id, "-----Description-----\nCount.\n", sig, tests, [("x", (0,))], {"lean": lean})
 
 
 def write_dataset(root: Path, n: int = 3) -> list[Path]:

@@ -4,7 +4,8 @@ Stages, the LLM layer and evaluation ask :func:`plugin_for` (a task's or a
 language's plug-in), :func:`plugin_for_dir` (the format of a task folder) or
 :func:`plugin_for_backend` instead of branching on a language. Each plug-in lives
 in ``veriscale.backends.<language>.plugin``; a new language is one folder under
-``backends/`` plus one line in ``_PLUGINS``.
+``backends/`` plus one line in ``_PLUGINS`` and one in ``registry._BACKENDS``; its
+tasks carry their text as ``Task.sections[<name>]``, an object of its own.
 """
 
 from __future__ import annotations
@@ -241,7 +242,7 @@ def languages() -> list[str]:
 def language_of(task: Task) -> str:
     """The specification language a task is written in (the sections it carries)."""
     for name in _PLUGINS:
-        if getattr(task, name, None) is not None:
+        if task.section(name) is not None:
             return name
     return DEFAULT_LANGUAGE
 

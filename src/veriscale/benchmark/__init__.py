@@ -1,23 +1,13 @@
-"""Benchmark formats: the task model, the VERINA directory format, Python-spec tasks."""
+"""The language-neutral task model and the formats read into it (each language's
+sections live in its plug-in under ``backends/``)."""
 
-from veriscale.benchmark.model import (
-    ExpectedPair,
-    Input,
-    LeanSections,
-    LoadIssue,
-    Param,
-    PythonSections,
-    Signature,
-    Task,
-)
+from veriscale.benchmark.model import ExpectedPair, Input, LoadIssue, Param, Signature, Task
 
 __all__ = [
     "ExpectedPair",
     "Input",
-    "LeanSections",
     "LoadIssue",
     "Param",
-    "PythonSections",
     "Signature",
     "Task",
 ]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
 from typing import Any
@@ -25,9 +24,7 @@ def task_fingerprint(task: Task) -> str:
             for t in task.tests
         ],
         "rejects": [sig.encode_input(r) for r in task.reject_inputs],
-        "lean": task.lean.source if task.lean else "",
-        "python": task.python.source if task.python else "",
-        **_later_languages(task),
+        **_sections(task),
     }
     blob = json.dumps(doc, sort_keys=True, ensure_ascii=False, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
@@ -37,18 +34,21 @@ def code_fingerprint(task: Task) -> str:
     """Only the task's code and signature (tests excluded): the key of oracle results."""
     doc = {
         "signature": task.signature.to_json(),
-        "lean": task.lean.source if task.lean else "",
-        "python": task.python.source if task.python else "",
-        **_later_languages(task),
+        **_sections(task),
     }
     blob = json.dumps(doc, sort_keys=True, ensure_ascii=False)
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
-def _later_languages(task: Task) -> dict[str, Any]:
-    """Sections of languages added after the keys above were fixed (Coq): every field,
-    since a task built in memory (``port``) has no ``source``. Present only for such a
-    task, so the keys of existing Lean and Python runs stay as they were."""
-    if task.coq is None:
-        return {}
-    return {"coq": dataclasses.asdict(task.coq)}
+ALWAYS_KEYED = ("lean", "python")
+"""Languages whose key every fingerprint holds, empty when the task has no such
+sections: the first two languages' keys were written so, and existing run
+directories and caches keep their keys."""
+
+
+def _sections(task: Task) -> dict[str, Any]:
+    """Each language's sections as the fingerprint holds them (their ``identity()``)."""
+    doc: dict[str, Any] = dict.fromkeys(ALWAYS_KEYED, "")
+    for language, sections in task.sections.items():
+        doc[language] = sections.identity()
+    return doc

@@ -1,14 +1,14 @@
 """The benchmark-independent model of a task and its test suite.
 
 A task is what every stage works on: a signature with parsed types, tests and
-reject inputs as canonical typed values, and the specification artifacts of
-one backend (Lean sections, or Python sections). Inputs are tuples of values in
+reject inputs as canonical typed values, and its text in one or more
+specification languages (``Task.sections``, by language name). Inputs are tuples of values in
 parameter order, so they hash and compare canonically.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -136,71 +136,35 @@ class ExpectedPair:
 
 
 @dataclass
-class LeanSections:
-    """The marked sections of a VERINA ``task.lean`` (bodies, as VERINA stores them)."""
-
-    task_imports: str = ""
-    solution_imports: str = ""
-    task_aux: str = ""
-    solution_aux: str = ""
-    precond_aux: str = ""
-    precond: str = "True"
-    code_aux: str = ""
-    code: str = ""
-    postcond_aux: str = ""
-    postcond: str = ""
-    proof_aux: str = ""
-    proof: str = "sorry"
-    source: str = ""  # the whole file as read, for byte-exact writing
-
-
-@dataclass
-class CoqSections:
-    """The marked sections of a VERINA ``task.v`` (bodies verbatim; see
-    ``veriscale.backends.coq.format``)."""
-
-    task_imports: str = ""
-    solution_imports: str = ""
-    task_aux: str = ""
-    solution_aux: str = ""
-    precond_aux: str = ""
-    precond: str = "true"
-    code_aux: str = ""
-    code: str = ""
-    postcond_aux: str = ""
-    postcond: str = ""
-    proof_aux: str = ""
-    proof: str = "admit."
-    source: str = ""  # the whole file as read, for byte-exact writing
-
-
-@dataclass
-class PythonSections:
-    """The sections of a Python-spec ``task.py`` (see ``backends/python/format.py``)."""
-
-    aux: str = ""
-    precondition: str = ""
-    reference: str = ""
-    postcondition: str = ""
-    source: str = ""
-
-
-@dataclass
 class Task:
     id: str
     description: str
     signature: Signature
     tests: list[ExpectedPair] = field(default_factory=list)
     reject_inputs: list[Input] = field(default_factory=list)
-    lean: LeanSections | None = None
-    python: PythonSections | None = None
-    coq: CoqSections | None = None
+    sections: dict[str, Any] = field(default_factory=dict)
+    """The task's text in each specification language, by the language's name: the
+    object its plug-in reads and writes (VERINA's marked sections for Lean and Coq,
+    a Python-spec file's for Python). The core never looks inside."""
     meta: dict[str, Any] = field(default_factory=dict)  # task.json, kept for writing
     path: Path | None = None
     unreadable: dict[str, str] = field(default_factory=dict)
     """Rows files (``test.json``, ``reject_inputs.json``) that could not be read, with
     the reason: their rows are unknown, not absent, so nothing may be scored as passing
     them."""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.sections, dict):  # a sections object where the map belongs
+            raise TypeError(f"{self.id}: Task.sections maps language names to sections, "
+                            f"not {type(self.sections).__name__}")
+
+    def section(self, language: str) -> Any:
+        """The sections of ``language`` (``None``: the task has none)."""
+        return self.sections.get(language)
+
+    def with_section(self, language: str, sections: Any) -> Task:
+        """A copy of this task with ``language``'s sections replaced."""
+        return replace(self, sections={**self.sections, language: sections})
 
 
 @dataclass(frozen=True)

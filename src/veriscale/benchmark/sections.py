@@ -9,9 +9,49 @@ the format's sections object.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, TypeVar
+
+
+@dataclass
+class VerinaSections:
+    """The marked sections of a VERINA task file (bodies, as VERINA stores them): one
+    model for every prover track, as VERINA's own, with each language's defaults in
+    its plug-in (a subclass: ``LeanSections``, ``CoqSections``)."""
+
+    task_imports: str = ""
+    solution_imports: str = ""
+    task_aux: str = ""
+    solution_aux: str = ""
+    precond_aux: str = ""
+    precond: str = ""
+    code_aux: str = ""
+    code: str = ""
+    postcond_aux: str = ""
+    postcond: str = ""
+    proof_aux: str = ""
+    proof: str = ""
+    source: str = ""  # the whole file as read, for byte-exact writing
+
+    def identity(self) -> Any:
+        """What a task's fingerprint holds of these sections (every field)."""
+        return dataclasses.asdict(self)
+
+
+BODY_SECTIONS = (
+    "task_aux", "solution_aux", "precond_aux", "precond", "code_aux", "code",
+    "postcond_aux", "postcond", "proof_aux", "proof",
+)
+"""Section names VERINA knows besides ``import``; each is a :class:`VerinaSections` field."""
+
+IMPORT_FIELDS = {"task": "task_imports", "solution": "solution_imports"}
+"""``import type=...`` sections kept; VERINA ignores ``llm`` and ``test`` too."""
+
+SECTION_FIELDS = tuple(f.name for f in dataclasses.fields(VerinaSections) if f.name != "source")
+"""Every field but the file as read."""
+
 
 Marker = tuple[str, list[str], str]
 """(verb such as ``@start``, the words after it, the text an error shows for the marker)."""

@@ -58,6 +58,7 @@ from veriscale.backends.coq.runner import (
     spawn_coqc,
 )
 from veriscale.backends.coq.safety import opaque_names, screen, screen_term
+from veriscale.backends.coq.sections import coq_sections
 from veriscale.backends.coq.types import standard_type
 from veriscale.backends.stops import StopMemory, StopStore
 from veriscale.benchmark.model import Input, Task
@@ -526,9 +527,9 @@ class CoqBackend:
 
     @staticmethod
     def _sections(task: Task) -> Any:
-        if task.coq is None:
+        if coq_sections(task) is None:
             raise ValueError(f"{task.id}: not a Coq task (no task.v sections)")
-        return task.coq
+        return coq_sections(task)
 
     def _gt_context(self, task: Task) -> str:
         s = self._sections(task)

@@ -13,23 +13,31 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import fields, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from veriscale.atomic import write_files_atomic
 from veriscale.backends.coq.literal import parse_coq, to_coq
+from veriscale.backends.coq.sections import LANGUAGE, CoqSections, coq_sections
 from veriscale.backends.coq.types import parse_coq_type
 from veriscale.backends.lean.verina_json import decode
 from veriscale.benchmark import rows
 from veriscale.benchmark.model import (
-    CoqSections,
     LoadIssue,
     Param,
     Signature,
     Task,
 )
-from veriscale.benchmark.sections import MarkedSection, Marker, SectionError, read_sections
+from veriscale.benchmark.sections import (
+    BODY_SECTIONS,
+    IMPORT_FIELDS,
+    SECTION_FIELDS,
+    MarkedSection,
+    Marker,
+    SectionError,
+    read_sections,
+)
 from veriscale.benchmark.sections import split_sections as sections_of
 from veriscale.values import TypeParseError
 from veriscale.values.value import Unparsable
@@ -45,10 +53,6 @@ SIGNATURE_FROM_TASK_V = "signature_from_task_v"
 WARNING_KINDS = (RAW_JSON_VALUE, SIGNATURE_FROM_TASK_V)
 """Load issues that are warnings: the value or signature was still read."""
 
-BODY_SECTIONS = ("task_aux", "solution_aux", "precond_aux", "precond", "code_aux", "code",
-                 "postcond_aux", "postcond", "proof_aux", "proof")
-IMPORT_FIELDS = {"task": "task_imports", "solution": "solution_imports"}
-SECTION_FIELDS = tuple(f.name for f in fields(CoqSections) if f.name != "source")
 
 _MARKER = re.compile(r"\(\*\s*!benchmark\s+(@\w+)\s*(.*?)\s*\*\)")
 
@@ -176,15 +180,15 @@ def render_task_v(sig: Signature, s: CoqSections) -> str:
 
 def coq_text(task: Task) -> str:
     """The ``task.v`` to write: the source as read when unchanged, else the layout."""
-    if task.coq is None:
+    if coq_sections(task) is None:
         raise ValueError(f"{task.id}: task has no Coq sections to write as task.v")
-    if task.coq.source:
+    if coq_sections(task).source:
         try:
-            if sections_equal(parse_coq_sections(task.coq.source), task.coq):
-                return task.coq.source
+            if sections_equal(parse_coq_sections(coq_sections(task).source), coq_sections(task)):
+                return coq_sections(task).source
         except SectionError:
             pass
-    return render_task_v(task.signature, task.coq)
+    return render_task_v(task.signature, coq_sections(task))
 
 
 # ---------------------------------------------------------------- reading
@@ -293,7 +297,7 @@ def load_task_dir(path: Path) -> tuple[Task | None, list[LoadIssue]]:
     task = Task(
         id=meta.get("id") if isinstance(meta.get("id"), str) else name,
         description=texts.get(DESCRIPTION, ""), signature=signature, tests=tests,
-        reject_inputs=rejects, coq=sections, meta=meta, path=path, unreadable=unreadable,
+        reject_inputs=rejects, sections={LANGUAGE: sections}, meta=meta, path=path, unreadable=unreadable,
     )
     return task, issues
 
@@ -349,9 +353,9 @@ def write_task_dir(task: Task, path: Path) -> Path:
 
 
 def with_sections(task: Task, **bodies: str) -> Task:
-    if task.coq is None:
+    if coq_sections(task) is None:
         raise ValueError(f"{task.id}: task has no Coq sections")
-    return replace(task, coq=replace(task.coq, **bodies))
+    return task.with_section(LANGUAGE, replace(coq_sections(task), **bodies))
 
 
 # ---------------------------------------------------------------- lint and stats

@@ -7,6 +7,7 @@ import re
 
 from veriscale.backends.coq import format as F
 from veriscale.backends.coq.lexer import split_conjuncts
+from veriscale.backends.coq.sections import coq_sections
 from veriscale.backends.coq.templates import code_definition
 from veriscale.benchmark.model import Task
 
@@ -93,9 +94,9 @@ def code_mutants(task: Task, limit: int = 10, seed: int = 0) -> list[tuple[str, 
     from veriscale.backends.coq.lexer import strip_comments
     from veriscale.backends.sampling import pick_distinct
 
-    if task.coq is None or F.takes_proof_argument(task.coq):
+    if coq_sections(task) is None or F.takes_proof_argument(coq_sections(task)):
         return []
-    body, aux = task.coq.code, task.coq.code_aux
+    body, aux = coq_sections(task).code, coq_sections(task).code_aux
     sep = "\n(* vs: body *)\n"
     items = [(op, f"{aux}{sep}{b}") for op, b in _code_sites(body)]
     items += [(op, f"{a}{sep}{body}") for op, a in _code_sites(aux)] if aux.strip() else []
@@ -110,9 +111,9 @@ def code_mutants(task: Task, limit: int = 10, seed: int = 0) -> list[tuple[str, 
 
 def spec_mutants(task: Task, kind: str, limit: int = 10) -> list[tuple[str, str]]:
     """Flawed bodies of the GT precondition or postcondition."""
-    if task.coq is None:
+    if coq_sections(task) is None:
         return []
-    body = task.coq.precond if kind == "precond" else task.coq.postcond
+    body = coq_sections(task).precond if kind == "precond" else coq_sections(task).postcond
     items: list[tuple[str, str]] = []
     parts = split_conjuncts(body)
     if len(parts) > 1:

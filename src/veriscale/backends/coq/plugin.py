@@ -27,6 +27,7 @@ from veriscale.backends.coq.literal import is_ascii, nat_magnitude, parse_coq, t
 from veriscale.backends.coq.mutants import code_mutants, spec_mutants
 from veriscale.backends.coq.prompting import PROMPT_RULES
 from veriscale.backends.coq.safety import screen, screen_term
+from veriscale.backends.coq.sections import coq_sections
 from veriscale.backends.coq.templates import adversary_templates, code_definition, code_header
 from veriscale.backends.coq.types import coq_type, parse_coq_type
 from veriscale.backends.coq.weaken import weakened_postconditions
@@ -108,12 +109,12 @@ class CoqPlugin:
         return spec_mutants(task, kind, limit)
 
     def trivial_precondition(self, task: Task) -> bool:
-        return task.coq is not None and task.coq.precond.strip() in ("", "true")
+        return coq_sections(task) is not None and coq_sections(task).precond.strip() in ("", "true")
 
     def ground_truth(self, task: Task) -> tuple[str, tuple[str, str, str, str]]:
         """The GT code (complete definition) and (precond, postcond, their aux)."""
-        assert task.coq is not None
-        c = task.coq
+        assert coq_sections(task) is not None
+        c = coq_sections(task)
         return (self.code_definition(task, c.code, c.code_aux),
                 (c.precond, c.postcond, c.precond_aux, c.postcond_aux))
 
@@ -146,7 +147,7 @@ class CoqPlugin:
 
     def spec_texts(self, task: Task, spec: Any) -> tuple[str, str]:
         """(precondition, postcondition) definitions of ``spec``, the GT where it has none."""
-        s = task.coq
+        s = coq_sections(task)
         if s is None:
             return "", ""
         pre_body = spec.precond if spec.precond is not None else s.precond

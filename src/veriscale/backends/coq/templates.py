@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from veriscale.backends.coq import format as F
+from veriscale.backends.coq.sections import coq_sections
 from veriscale.backends.coq.types import coq_type
 from veriscale.backends.language import Template, assemble_templates
 from veriscale.benchmark.model import Task
@@ -117,10 +118,10 @@ def code_definition(task: Task, body: str, code_aux: str = "") -> str:
 
 def reference_definition(task: Task, ref_name: str) -> str | None:
     """The GT code as ``Definition <ref_name> ...`` after its ``code_aux``."""
-    if task.coq is None or not task.coq.code.strip() or F.takes_proof_argument(task.coq):
+    if coq_sections(task) is None or not coq_sections(task).code.strip() or F.takes_proof_argument(coq_sections(task)):
         return None
-    aux = task.coq.code_aux.strip("\n")
-    main = f"{code_header(task, ref_name)}\n{task.coq.code.rstrip()}\n."
+    aux = coq_sections(task).code_aux.strip("\n")
+    main = f"{code_header(task, ref_name)}\n{coq_sections(task).code.rstrip()}\n."
     return f"{aux}\n\n{main}" if aux.strip() else main
 
 

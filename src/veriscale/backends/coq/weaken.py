@@ -4,15 +4,16 @@
 from __future__ import annotations
 
 from veriscale.backends.coq.lexer import split_conjuncts
+from veriscale.backends.coq.sections import coq_sections
 from veriscale.backends.language import Weakening
 from veriscale.benchmark.model import Task
 
 
 def weakened_postconditions(task: Task) -> list[Weakening]:
     """GT postcondition with each top-level conjunct dropped, and with all dropped."""
-    if task.coq is None or not task.coq.postcond.strip():
+    if coq_sections(task) is None or not coq_sections(task).postcond.strip():
         return []
-    parts = split_conjuncts(task.coq.postcond)
+    parts = split_conjuncts(coq_sections(task).postcond)
     out: list[Weakening] = []
     if len(parts) > 1:
         for k in range(len(parts)):

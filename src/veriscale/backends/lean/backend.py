@@ -109,6 +109,7 @@ from veriscale.backends.lean.plans import (
 from veriscale.backends.lean.process import LeanMessage, LeanProcessResult
 from veriscale.backends.lean.runner import LeanRunner, make_runner
 from veriscale.backends.lean.safety import check_imports, check_untrusted_lean
+from veriscale.backends.lean.sections import lean_sections
 from veriscale.backends.stops import StopMemory, StopStore
 from veriscale.benchmark.model import Input, Task
 from veriscale.execution import Executor, LocalExecutor, Resources, UnitFailure, is_remote
@@ -1106,7 +1107,7 @@ class LeanBackend:
 
     def _lean_task(self, task: Task) -> str | None:
         """``unsupported: ...`` when the task cannot be checked in Lean at all."""
-        if task.lean is None:
+        if lean_sections(task) is None:
             return f"unsupported: {task.id}: task has no Lean sections"
         return None
 
@@ -1292,11 +1293,11 @@ class LeanBackend:
                 todo = [i for i, (b, why) in enumerate(ans)
                         if b is None and not why.startswith(("ill_typed", "compile",
                                                              "unsupported"))]
-                if args[1] is not None and todo and args[0].lean is not None:
+                if args[1] is not None and todo and lean_sections(args[0]) is not None:
                     open_specs.append((ri, todo))
             elif op == "classify":
                 todo = [i for i, (b, why) in enumerate(ans)
-                        if b is None and not why.startswith("ill_typed") and args[0].lean]
+                        if b is None and not why.startswith("ill_typed") and lean_sections(args[0]) is not None]
                 if todo:
                     undecided.append((ri, args[0], todo))
         if undecided:
@@ -1606,8 +1607,8 @@ def _imports_problem(imports: str, task: Task | None) -> str | None:
     if not imports.strip():
         return None
     own: list[str] = []
-    if task is not None and task.lean is not None:
-        own = render.import_lines(task.lean.task_imports + "\n" + task.lean.solution_imports)
+    if task is not None and lean_sections(task) is not None:
+        own = render.import_lines(lean_sections(task).task_imports + "\n" + lean_sections(task).solution_imports)
     return check_imports(imports, own)
 
 

@@ -1,6 +1,6 @@
 """The VERINA directory format: read a task folder into a :class:`Task`, write one back.
 
-A task folder holds ``task.json``, ``description.txt``, ``task.lean``,
+A task folder holds ``task.json``, ``description.txt``, ``lean_sections(task)``,
 ``test.json``, ``reject_inputs.json`` and, for the ``advanced`` tasks,
 ``signature.json``. Reading is split in two so that the linter can reuse it:
 :func:`read_raw` does the I/O (texts and JSON, file-level problems) and
@@ -8,7 +8,7 @@ A task folder holds ``task.json``, ``description.txt``, ``task.lean``,
 :class:`LoadIssue` records. A bad value drops only that value (or its row);
 a task is ``None`` only when it cannot be built at all.
 
-``task.lean`` is parsed the way VERINA does it: line-based markers
+``lean_sections(task)`` is parsed the way VERINA does it: line-based markers
 ``-- !benchmark @start <name> [k=v]`` / ``-- !benchmark @end <name>``, bodies
 kept verbatim (every line with its indentation and a trailing newline), blank
 sections left at their defaults. Writing reproduces the file byte for byte
@@ -18,14 +18,23 @@ when the sections are unchanged and renders the VERINA template otherwise.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from veriscale.atomic import write_files_atomic
+from veriscale.backends.lean.sections import LANGUAGE, LeanSections, lean_sections
 from veriscale.benchmark import rows
-from veriscale.benchmark.model import LeanSections, LoadIssue, Signature, Task
-from veriscale.benchmark.sections import MarkedSection, Marker, SectionError, read_sections
+from veriscale.benchmark.model import LoadIssue, Signature, Task
+from veriscale.benchmark.sections import (
+    BODY_SECTIONS,
+    IMPORT_FIELDS,
+    SECTION_FIELDS,
+    MarkedSection,
+    Marker,
+    SectionError,
+    read_sections,
+)
 from veriscale.benchmark.sections import split_sections as sections_of
 from veriscale.values import TypeParseError
 
@@ -38,16 +47,6 @@ REJECT_JSON = "reject_inputs.json"
 
 MARKER = "-- !benchmark"
 
-BODY_SECTIONS = (
-    "task_aux", "solution_aux", "precond_aux", "precond", "code_aux", "code",
-    "postcond_aux", "postcond", "proof_aux", "proof",
-)
-"""Section names VERINA knows besides ``import``; each maps to a LeanSections field."""
-
-IMPORT_FIELDS = {"task": "task_imports", "solution": "solution_imports"}
-"""``import type=...`` sections we keep; VERINA ignores ``llm`` and ``test`` too."""
-
-SECTION_FIELDS = tuple(f.name for f in fields(LeanSections) if f.name != "source")
 
 
 # ---------------------------------------------------------------- task.lean
@@ -183,16 +182,16 @@ def render_task_lean(
 def lean_text(task: Task) -> str:
     """The ``task.lean`` to write: the source as read when its sections are
     unchanged (byte for byte), the VERINA template otherwise."""
-    if task.lean is None:
+    if lean_sections(task) is None:
         raise ValueError(f"{task.id}: task has no Lean sections to write as task.lean")
-    source = task.lean.source
+    source = lean_sections(task).source
     if source:
         try:
-            if sections_equal(parse_lean_sections(source), task.lean):
+            if sections_equal(parse_lean_sections(source), lean_sections(task)):
                 return source
         except SectionError:
             pass
-    return render_task_lean(task.signature, task.lean)
+    return render_task_lean(task.signature, lean_sections(task))
 
 
 # ---------------------------------------------------------------- reading
@@ -318,7 +317,7 @@ def build_task(raw: RawTask) -> tuple[Task | None, list[LoadIssue]]:
         signature=signature,
         tests=tests,
         reject_inputs=rejects,
-        lean=lean,
+        sections={LANGUAGE: lean},
         meta=meta,
         path=raw.path,
         unreadable=unreadable,
@@ -393,9 +392,9 @@ def write_task_dir(task: Task, path: Path, *, signature_json: bool | None = None
 
 def with_sections(task: Task, **bodies: str) -> Task:
     """A copy of ``task`` whose Lean sections have the given new bodies."""
-    if task.lean is None:
+    if lean_sections(task) is None:
         raise ValueError(f"{task.id}: task has no Lean sections")
-    return replace(task, lean=replace(task.lean, **bodies))
+    return task.with_section(LANGUAGE, replace(lean_sections(task), **bodies))
 
 
 __all__ = [

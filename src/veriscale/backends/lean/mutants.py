@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 
 from veriscale.backends.lean.conjuncts import split_conjuncts, split_lets
+from veriscale.backends.lean.sections import lean_sections
 from veriscale.backends.sampling import DEFAULT_MAX_PER_KIND, pick_distinct
 from veriscale.benchmark.model import Task
 
@@ -79,8 +80,8 @@ def lean_code_mutants(task: Task, limit: int = DEFAULT_MAX_PER_KIND,
                       seed: int = 0) -> list[tuple[str, str]]:
     """(operator, body) for textual mutants of the Lean code body (the plug-in makes
     each a full ``def``)."""
-    assert task.lean is not None
-    body = task.lean.code
+    assert lean_sections(task) is not None
+    body = lean_sections(task).code
     items = _lean_rule_mutants(body, _LEAN_CODE_RULES) + _lean_if_mutants(body)
     return pick_distinct(items, limit, seed, f"{task.id}:code", body, _lean_normalise)
 
@@ -88,8 +89,8 @@ def lean_code_mutants(task: Task, limit: int = DEFAULT_MAX_PER_KIND,
 def lean_spec_mutants(task: Task, kind: str, limit: int = DEFAULT_MAX_PER_KIND,
                       seed: int = 0) -> list[tuple[str, str]]:
     """(operator, body) for mutants of the Lean precondition or postcondition body."""
-    assert task.lean is not None
-    body = task.lean.precond if kind == "precond" else task.lean.postcond
+    assert lean_sections(task) is not None
+    body = lean_sections(task).precond if kind == "precond" else lean_sections(task).postcond
     items: list[tuple[str, str]] = []
     lets, expr = split_lets(body)
     prefix = "".join(f"  {line}\n" for line in lets.splitlines())

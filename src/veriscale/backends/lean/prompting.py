@@ -9,6 +9,7 @@ import textwrap
 
 from veriscale.backends.base import Spec
 from veriscale.backends.lean.render import code_header, postcond_header, precond_header
+from veriscale.backends.lean.sections import lean_sections
 from veriscale.benchmark.model import Task
 
 __all__ = ["COMMENT", "FORBIDDEN", "LOOPHOLES", "SPEC_RULES", "STRATEGIES", "code_header",
@@ -65,7 +66,7 @@ def _definition(header: str, aux: str, body: str) -> str:
 
 def gt_precondition_text(task: Task) -> str:
     """The full GT precondition definition (with its helpers), as shown to the model."""
-    lean = task.lean
+    lean = lean_sections(task)
     body = lean.precond if lean is not None else "True"
     aux = lean.precond_aux if lean is not None else ""
     return _definition(precond_header(task.signature), aux, body)
@@ -73,7 +74,7 @@ def gt_precondition_text(task: Task) -> str:
 
 def spec_texts(task: Task, spec: Spec) -> tuple[str, str]:
     """(precondition, postcondition) definitions of ``spec``, the GT where it has none."""
-    lean = task.lean
+    lean = lean_sections(task)
     sig = task.signature
     if spec.precond is not None:
         pre_body, pre_aux = spec.precond, spec.precond_aux

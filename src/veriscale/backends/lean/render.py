@@ -24,6 +24,7 @@ from veriscale.backends.lean.lexer import LexError, blank
 from veriscale.backends.lean.literal import lean_string, parse_lean_args, to_lean
 from veriscale.backends.lean.process import LeanMessage
 from veriscale.backends.lean.safety import check_untrusted_lean
+from veriscale.backends.lean.sections import lean_sections
 from veriscale.benchmark.model import Input, Signature, Task
 from veriscale.values import ArrayT, LeanType, ListT, Opaque, OptionT, ProdT, Scalar, Some
 
@@ -212,7 +213,7 @@ class Variant:
         return s is None or s.precond is None
 
     def imports(self) -> list[str]:
-        lean = self.task.lean
+        lean = lean_sections(self.task)
         assert lean is not None
         parts = [lean.task_imports]
         if self.ground_truth_in_scope:
@@ -225,7 +226,7 @@ class Variant:
 
     def definitions(self) -> str:
         """The unit's Lean declarations (bodies from the task, overridden by the candidate)."""
-        lean = self.task.lean
+        lean = lean_sections(self.task)
         assert lean is not None
         spec = self.spec
         if spec is not None and spec.precond is not None:

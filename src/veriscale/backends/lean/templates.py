@@ -15,6 +15,7 @@ import textwrap
 
 from veriscale.backends.language import Template, assemble_templates
 from veriscale.backends.lean.render import code_header
+from veriscale.backends.lean.sections import lean_sections
 from veriscale.benchmark.model import Param, Signature, Task
 from veriscale.values import ArrayT, LeanType, ListT, Opaque, OptionT, ProdT, Scalar
 
@@ -193,15 +194,15 @@ def _lean_edge_condition(sig: Signature) -> tuple[str, str] | None:
 
 def lean_reference_def(task: Task, ref_name: str) -> str | None:
     """The GT code (after its code_aux) as ``def <ref_name> ...``, recursive calls renamed."""
-    if task.lean is None or not task.lean.code.strip():
+    if lean_sections(task) is None or not lean_sections(task).code.strip():
         return None
     sig = task.signature
-    body = task.lean.code.strip("\n")
+    body = lean_sections(task).code.strip("\n")
     body = re.sub(rf"(?<![\w.']){re.escape(sig.name)}(?![\w'])", ref_name, body)
     definition = f"{code_header(sig, ref_name)} :=\n{_indent(body)}"
     # An implementation replaces the GT code *and* its code_aux in the Lean backend's
     # rendering, so a wrapper around the GT code carries the helpers it needs.
-    aux = task.lean.code_aux.strip("\n")
+    aux = lean_sections(task).code_aux.strip("\n")
     return f"{aux}\n\n{definition}" if aux.strip() else definition
 
 

@@ -37,6 +37,7 @@ from veriscale.backends.python.sandbox import (
     check_untrusted_python,
     follow_reference,
 )
+from veriscale.backends.python.sections import python_sections
 from veriscale.benchmark.model import Input, Task
 from veriscale.execution import Executor, is_remote
 from veriscale.execution.units import call_many_on
@@ -144,15 +145,15 @@ class PythonBackend:
     # -- module assembly -------------------------------------------------------
 
     def _gt_source(self, task: Task) -> str:
-        assert task.python is not None
-        return module_source(task.python)
+        assert python_sections(task) is not None
+        return module_source(python_sections(task))
 
     def _candidate(self, task: Task, *parts: str) -> tuple[str, str | None]:
         """Module source for candidate code (GT aux first, so helpers are shared)
         and the reason it is rejected statically, if any."""
         own = _join(*parts)
         why = check_untrusted_python(own) if self.check_safety else None
-        aux = task.python.aux if task.python is not None else ""
+        aux = python_sections(task).aux if python_sections(task) is not None else ""
         return _join(aux, own), why
 
     def _impl_module(self, task: Task, impl: Implementation | None
@@ -229,7 +230,7 @@ class PythonBackend:
         items it has not run yet in this backend's life; any other candidate, and
         every candidate on a remote executor (another machine's clock), gets the
         configured limit."""
-        if origin != "mutant" or task.python is None or is_remote(self.executor):
+        if origin != "mutant" or python_sections(task) is None or is_remote(self.executor):
             return None
         keys = [(task.id, ",".join(funcs), repr(natives[k])) if k not in bad else None
                 for k in range(len(natives))]
@@ -287,13 +288,13 @@ class PythonBackend:
     def spec_error(self, task: Task, spec: Spec, which: str) -> str | None:
         """The first failure message of ``spec``'s ``which`` ("pre"/"post") half on
         ``task``, when it raised (Verdict.ERROR) in this backend's lifetime."""
-        if task.python is None:
+        if python_sections(task) is None:
             task = _with_empty_aux(task)
         source, _, _ = self._spec_module(task, spec, which)
         return self._spec_errors.get(_spec_key(task, which, source))
 
     def classify(self, task: Task, inputs: Sequence[Input]) -> list[Classification]:
-        if task.python is None:
+        if python_sections(task) is None:
             return [Classification(Label.UNKNOWN, "exec", NO_PYTHON) for _ in inputs]
         natives, bad = self._native_inputs(task, inputs)
         results = self._evaluate(self._gt_source(task), ["precondition"], natives, bad, False)
@@ -312,9 +313,9 @@ class PythonBackend:
 
     def run(self, task: Task, impl: Implementation | None,
             inputs: Sequence[Input]) -> list[Outcome]:
-        if task.python is None and impl is None:
+        if python_sections(task) is None and impl is None:
             return [Outcome(False, error=NO_PYTHON) for _ in inputs]
-        if task.python is None:
+        if python_sections(task) is None:
             task = _with_empty_aux(task)
         source, funcs, restricted, why = self._impl_module(task, impl)
         if why:
@@ -362,12 +363,12 @@ class PythonBackend:
                extend: Callable[[list[list[Any]]], list[list[Any]]],
                extra_bad: dict[int, str] | None = None) -> list[Verdict]:
         op = f"{which}condition_holds"
-        if task.python is None and (spec is None or
+        if python_sections(task) is None and (spec is None or
                                     (spec.precond if which == "pre" else spec.postcond) is None):
             why = "unsupported: no Python specification"
             self._stats.count_unknowns(op, spec, [why] * len(inputs))
             return Verdicts([Verdict.UNKNOWN for _ in inputs], [why] * len(inputs))
-        if task.python is None:
+        if python_sections(task) is None:
             task = _with_empty_aux(task)
         source, restricted, why = self._spec_module(task, spec, which)
         if why:
@@ -391,7 +392,7 @@ class PythonBackend:
     def compile(self, task: Task, impl: Implementation | None = None,
                 spec: Spec | None = None) -> str | None:
         """Syntax + safety check + import in a worker, and the needed functions defined."""
-        if task.python is None:
+        if python_sections(task) is None:
             task = _with_empty_aux(task)
         checks: list[tuple[str, list[str], bool, str | None]] = []
         if impl is not None or spec is None:
@@ -418,8 +419,8 @@ def _spec_key(task: Task, which: str, source: str) -> tuple[str, str, str]:
 
 def _with_empty_aux(task: Task) -> Task:
     """A task without Python sections can still run candidate Python code."""
-    from dataclasses import replace
 
-    from veriscale.benchmark.model import PythonSections
+    from veriscale.backends.python.format import LANGUAGE
+    from veriscale.backends.python.sections import PythonSections
 
-    return replace(task, python=PythonSections())
+    return task.with_section(LANGUAGE, PythonSections())

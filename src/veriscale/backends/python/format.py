@@ -15,11 +15,17 @@ from pathlib import Path
 from typing import Any
 
 from veriscale.atomic import write_files_atomic
+from veriscale.backends.python.sections import (
+    LANGUAGE,
+    SECTIONS,
+    PythonSections,
+    python_sections,
+    render_sections,
+)
 from veriscale.benchmark import rows
-from veriscale.benchmark.model import LoadIssue, PythonSections, Signature, Task
+from veriscale.benchmark.model import LoadIssue, Signature, Task
 
 FORMAT = "veriscale-python/1"
-SECTIONS = ("aux", "precondition", "reference", "postcondition")
 REQUIRED_FUNCTIONS = {"precondition": "precondition", "reference": "reference",
                       "postcondition": "postcondition"}
 MARKER = re.compile(r"^#\s*veriscale:\s*(\S+)\s*$")
@@ -38,6 +44,7 @@ class SectionError(ValueError):
 
 # ---------------------------------------------------------------------------
 # task.py sections
+
 
 
 def split_sections(source: str) -> PythonSections:
@@ -85,13 +92,6 @@ def _body(lines: list[str]) -> str:
     return "\n".join(lines).strip("\n")
 
 
-def render_sections(sections: PythonSections) -> str:
-    """``task.py`` text for ``sections`` (the inverse of :func:`split_sections`)."""
-    parts = []
-    for name in SECTIONS:
-        body = getattr(sections, name).strip("\n")
-        parts.append(f"# veriscale: {name}\n{body}\n" if body else f"# veriscale: {name}\n")
-    return "\n\n".join(parts)
 
 
 def module_source(sections: PythonSections) -> str:
@@ -193,7 +193,7 @@ def load_task_dir(path: Path) -> tuple[Task | None, list[LoadIssue]]:
 
     task = Task(
         id=task_id, description=description, signature=signature, tests=tests,
-        reject_inputs=rejects, python=sections, meta=meta, path=path, unreadable=unreadable,
+        reject_inputs=rejects, sections={LANGUAGE: sections}, meta=meta, path=path, unreadable=unreadable,
     )
     return task, issues
 
@@ -246,7 +246,7 @@ def _rows(decoder: Any, signature: Signature, p: Path, issue: Any,
 
 def write_task_dir(task: Task, path: Path) -> Path:
     """Write ``task`` as a Python-spec task folder at ``path`` (atomic per file)."""
-    if task.python is None:
+    if python_sections(task) is None:
         raise ValueError(f"task {task.id} has no Python sections to write")
     meta = {
         "format": FORMAT,
@@ -259,7 +259,7 @@ def write_task_dir(task: Task, path: Path) -> Path:
     rejects = rows.encode_rejects(task.id, task.signature, task.reject_inputs)
     return write_files_atomic(path, {
         "task.json": _dumps(meta), "description.txt": task.description,
-        "task.py": module_source(task.python), "test.json": _dumps(tests),
+        "task.py": module_source(python_sections(task)), "test.json": _dumps(tests),
         "reject_inputs.json": _dumps(rejects)})
 
 

@@ -11,6 +11,7 @@ import ast
 from collections.abc import Callable, Iterator
 
 from veriscale.backends.python.conjuncts import conjuncts
+from veriscale.backends.python.sections import python_sections
 from veriscale.backends.sampling import DEFAULT_MAX_PER_KIND, pick_distinct
 from veriscale.benchmark.model import Task
 from veriscale.values import ArrayT, LeanType, ListT, OptionT, ProdT, Scalar
@@ -191,8 +192,8 @@ def _py_normalise(src: str) -> str:
 def python_code_mutants(task: Task, limit: int = DEFAULT_MAX_PER_KIND,
                         seed: int = 0) -> list[tuple[str, str]]:
     """(operator, source) for mutants of the ``reference`` section (aux is the backend's)."""
-    assert task.python is not None
-    src = task.python.reference
+    assert python_sections(task) is not None
+    src = python_sections(task).reference
     names = ("reference", task.signature.name)
     try:
         fn = _function(ast.parse(src), names)
@@ -252,9 +253,9 @@ def _spec_edits(fn: ast.FunctionDef) -> Iterator[Edit]:
 def python_spec_mutants(task: Task, kind: str, limit: int = DEFAULT_MAX_PER_KIND,
                         seed: int = 0) -> list[tuple[str, str]]:
     """(operator, function source) for mutants of the precondition or postcondition."""
-    assert task.python is not None
+    assert python_sections(task) is not None
     name = "precondition" if kind == "precond" else "postcondition"
-    src = getattr(task.python, name)
+    src = getattr(python_sections(task), name)
     try:
         fn = _function(ast.parse(src), (name,))
     except SyntaxError:

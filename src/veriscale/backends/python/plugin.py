@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from veriscale.backends.language import ModuleLLMParts
+from veriscale.backends.python.sections import python_sections
 from veriscale.benchmark.model import Task
 from veriscale.values import LeanType, from_native, parse_type, to_native
 
@@ -92,9 +93,9 @@ class PythonPlugin(ModuleLLMParts):
     def weakened_postconditions(self, task: Task) -> list[Any]:
         from veriscale.backends.python.weaken import python_weakenings
 
-        if task.python is None:
+        if python_sections(task) is None:
             return []
-        return python_weakenings(task.python.postcondition, task.signature.return_type)
+        return python_weakenings(python_sections(task).postcondition, task.signature.return_type)
 
     def split_conjuncts(self, body: str) -> list[str]:
         from veriscale.backends.python.conjuncts import split_conjuncts
@@ -113,17 +114,17 @@ class PythonPlugin(ModuleLLMParts):
         return python_spec_mutants(task, kind, limit, seed)
 
     def trivial_precondition(self, task: Task) -> bool:
-        if task.python is None:
+        if python_sections(task) is None:
             return False
-        pre = task.python.precondition
+        pre = python_sections(task).precondition
         return "return True" in pre and pre.count("return") == 1
 
     def ground_truth(self, task: Task) -> tuple[str, tuple[str, str, str, str]]:
         """The backend puts the task's aux section before candidate code and specs,
         so the ground truth carries its own sections only."""
-        if task.python is None:
+        if python_sections(task) is None:
             raise ValueError(f"{task.id}: task has no Python sections")
-        py = task.python
+        py = python_sections(task)
         return py.reference, (py.precondition, py.postcondition, "", "")
 
     # ------------------------------------------------------------ LLM prompts and answers

@@ -5,6 +5,7 @@ words), and the ground truth as shown to a model."""
 from __future__ import annotations
 
 from veriscale.backends.base import Spec
+from veriscale.backends.python.sections import python_sections
 from veriscale.benchmark.model import Signature, Task
 
 
@@ -57,13 +58,13 @@ STRATEGIES = (
 
 def gt_precondition_text(task: Task) -> str:
     """The GT ``precondition`` after the task's helpers."""
-    assert task.python is not None
-    parts = [task.python.aux.strip(), task.python.precondition.strip()]
+    assert python_sections(task) is not None
+    parts = [python_sections(task).aux.strip(), python_sections(task).precondition.strip()]
     return "\n\n".join(p for p in parts if p)
 
 
 def spec_texts(task: Task, spec: Spec) -> tuple[str, str]:
-    assert task.python is not None
+    assert python_sections(task) is not None
     pre = spec.precond if spec.precond is not None else gt_precondition_text(task)
-    post = spec.postcond if spec.postcond is not None else task.python.postcondition
+    post = spec.postcond if spec.postcond is not None else python_sections(task).postcondition
     return pre.strip(), post.strip()

@@ -7,6 +7,7 @@ import re
 
 from veriscale.backends.language import Template, assemble_templates
 from veriscale.backends.python.prompting import code_header, params
+from veriscale.backends.python.sections import python_sections
 from veriscale.benchmark.model import Param, Signature, Task
 from veriscale.values import ArrayT, LeanType, ListT, OptionT, ProdT, Scalar
 
@@ -152,9 +153,9 @@ def _py_edge_condition(sig: Signature) -> tuple[str, str] | None:
 
 
 def _py_reference(task: Task) -> str | None:
-    if task.python is None or not task.python.reference.strip():
+    if python_sections(task) is None or not python_sections(task).reference.strip():
         return None
-    src = task.python.reference.strip("\n")
+    src = python_sections(task).reference.strip("\n")
     return re.sub(r"(?<![\w.])reference(?!\w)", PY_REF, src)
 
 
