@@ -25,6 +25,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "verify": ("veriscale.commands.verify", "Re-check a dataset's suite against its own ground truth."),
     "validate": ("veriscale.commands.validate", "Statically lint a VERINA-format dataset."),
     "stats": ("veriscale.commands.stats", "Print Table 1 volume figures of a dataset."),
+    "coverage": ("veriscale.commands.coverage", "Code coverage of the ground truth by each suite's tests."),
     "port": ("veriscale.commands.port", "Carry a suite onto another language's twin tasks, audited."),
     "mutate": ("veriscale.commands.mutate", "Show the type-aware mutants of one value."),
     "lean": ("veriscale.commands.lean", "Manage Lean runners (e.g. install the WASM Lean)."),

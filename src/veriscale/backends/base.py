@@ -191,6 +191,26 @@ class BackendStats:
             self.unknowns[key] = self.unknowns.get(key, 0) + 1
 
 
+@dataclass(frozen=True)
+class CodeCoverage:
+    """How much of a task's ground-truth code some inputs ran: statements and
+    branches (coverage.py's measures), over the code that is not the pre- or
+    postcondition. ``missing_lines``: statements no input ran."""
+
+    lines_covered: int
+    lines_total: int
+    branches_covered: int
+    branches_total: int
+    missing_lines: tuple[int, ...] = ()
+
+
+class CoverageMeter(Protocol):
+    """A backend that can measure :class:`CodeCoverage` of a task's reference (the
+    Python backend); the others say why not (:data:`HINTS` ``coverage_unavailable``)."""
+
+    def reference_coverage(self, task: Task, inputs: Sequence[Input]) -> CodeCoverage: ...
+
+
 @runtime_checkable
 class Backend(Protocol):
     name: str
@@ -241,13 +261,16 @@ HINTS: dict[str, Any] = {
     "default_cell_budget": 0,
     "plausible_unavailable": "",
     "side_by_side": 1,
+    "coverage_unavailable": "",
 }
 """Optional attributes a backend may declare, with the value meant when it does not:
 ``classify_checks_syntax`` (its ``classify`` also answers the syntax filter),
 ``default_cell_budget`` ((expected input, adversary) cells per task when the config
 sets none; 0 = every cell), ``plausible_unavailable`` (why property-based search
 is off), ``side_by_side`` (how many requests a backend without the batch capability
-answers at once, each from its own thread: its calls must be thread-safe). The
+answers at once, each from its own thread: its calls must be thread-safe),
+``coverage_unavailable`` (why it cannot measure the reference's code coverage, where
+it is no :class:`CoverageMeter`). The
 wrappers (oracle cache, coalescing proxy) pass every hint on through :func:`hint`,
 so wrapping a backend never changes what a stage does."""
 

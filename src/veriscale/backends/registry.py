@@ -18,10 +18,14 @@ def backend_names() -> list[str]:
     return list(_BACKENDS)
 
 
-def make_backend(name: str, **options: Any) -> Backend:
-    """A backend by name; ``options`` go to its constructor (runner, timeout, workers...)."""
+def backend_class(name: str) -> type:
+    """The class of the backend ``name`` (what it can do, before making one)."""
     if name not in _BACKENDS:
         raise ValueError(f"unknown backend {name!r}; choose one of {', '.join(_BACKENDS)}")
     module_name, cls_name = _BACKENDS[name]
-    cls = getattr(importlib.import_module(module_name), cls_name)
-    return cls(**options)
+    return getattr(importlib.import_module(module_name), cls_name)  # type: ignore[no-any-return]
+
+
+def make_backend(name: str, **options: Any) -> Backend:
+    """A backend by name; ``options`` go to its constructor (runner, timeout, workers...)."""
+    return backend_class(name)(**options)  # type: ignore[no-any-return]

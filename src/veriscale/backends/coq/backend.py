@@ -294,6 +294,9 @@ class CoqBackend:
     :func:`render_file`; off only to measure it), ``executor`` (where files run: with a remote executor each ``coqc`` file is
     one unit of it)."""
 
+    coverage_unavailable = ("Coq runs the reference by reduction (Compute), which reports "
+                            "no per-line execution")
+
     name = "coq"
 
     def __init__(self, coqc: str = "coqc", timeout: float = 300.0, check_timeout: int = 10,

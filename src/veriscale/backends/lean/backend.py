@@ -159,6 +159,8 @@ class LeanBackend:
 
     name = "lean"
     classify_checks_syntax = True  # classify's answers include the syntax filter's
+    coverage_unavailable = ("Lean runs the reference by compiled evaluation (#eval) or "
+                            "kernel reduction, and neither reports which lines ran")
 
     def __init__(
         self,

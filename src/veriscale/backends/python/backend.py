@@ -21,6 +21,7 @@ from veriscale.backends import isolation
 from veriscale.backends.base import (
     BackendStats,
     Classification,
+    CodeCoverage,
     FailureKind,
     Implementation,
     Label,
@@ -284,6 +285,24 @@ class PythonBackend:
             if key is not None:
                 self._spec_errors.setdefault(key, why)
         return Verdicts(out, reasons)
+
+    def reference_coverage(self, task: Task, inputs: Sequence[Input]) -> CodeCoverage:
+        """Statement and branch coverage of the task's reference (and its helpers) by
+        ``inputs`` (:class:`~veriscale.backends.base.CoverageMeter`): the reference
+        runs in this backend's sandbox, which records each call's line arcs; coverage.py
+        analyses them here (:mod:`~veriscale.backends.python.code_coverage`). Inputs
+        the reference failed on count nothing (only a returned call reports its arcs)."""
+        from veriscale.backends.python import code_coverage
+
+        if python_sections(task) is None:
+            raise ValueError(f"{task.id}: no Python sections to measure")
+        natives, bad = self._native_inputs(task, inputs)
+        good = [natives[k] for k in range(len(natives)) if k not in bad]
+        source = self._gt_source(task)
+        got = self.sandbox.call_many(source, ["reference"], good, restricted=False, trace=True)
+        with self._stats_lock:
+            self._stats.checks += len(good)
+        return code_coverage.measure(source, [r.arcs or () for r in got])
 
     def spec_error(self, task: Task, spec: Spec, which: str) -> str | None:
         """The first failure message of ``spec``'s ``which`` ("pre"/"post") half on

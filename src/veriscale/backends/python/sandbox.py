@@ -208,6 +208,7 @@ class CallResult:
     value: Any = None
     error: str = ""
     seconds: float = 0.0
+    arcs: tuple[tuple[int, int], ...] | None = None  # asked with ``trace`` (coverage)
 
 
 @dataclass(frozen=True)
@@ -521,7 +522,7 @@ class WorkerProcess:
     def run(self, source: str, restricted: bool, funcs: Sequence[str],
             items: Sequence[list[Any]], seeds: Sequence[int], seed: int,
             budget: float, fresh: bool = False,
-            waits: Sequence[float | None] | None = None) -> RunReply:
+            waits: Sequence[float | None] | None = None, trace: bool = False) -> RunReply:
         """One candidate module on ``items`` in a fresh child of this server (with
         ``fresh``, a fresh child, and module, for each item; with ``waits``, how long
         the server waits for each item, where shorter than the limit)."""
@@ -534,7 +535,8 @@ class WorkerProcess:
                         "funcs": list(funcs), "items": list(items), "seeds": list(seeds),
                         "seed": seed, "timeout": lim.timeout, "load_timeout": lim.load_timeout,
                         "budget": budget, "cpu_seconds": lim.cpu_seconds, "fresh": fresh,
-                        "waits": list(waits) if waits is not None else None})
+                        "waits": list(waits) if waits is not None else None,
+                        "trace": trace})
             while True:
                 frame = self._recv(time.monotonic() + lim.reply_deadline)
                 if not isinstance(frame, dict):
@@ -562,8 +564,15 @@ def _parse_item(reply: Any, index: int) -> CallResult | None:
     seconds = reply.get("seconds", 0.0)
     seconds = float(seconds) if isinstance(seconds, (int, float)) else 0.0
     if reply.get("ok") is True:
+        arcs = reply.get("arcs")
+        if arcs is not None:
+            if not (isinstance(arcs, list) and all(
+                    isinstance(a, list) and len(a) == 2 and all(type(n) is int for n in a)
+                    for a in arcs)):
+                return None
+            arcs = tuple((a[0], a[1]) for a in arcs)
         try:
-            return CallResult(True, _untag(reply.get("value")), seconds=seconds)
+            return CallResult(True, _untag(reply.get("value")), seconds=seconds, arcs=arcs)
         except (ValueError, RecursionError):
             return None
     error = reply.get("error")
@@ -684,7 +693,7 @@ class Sandbox:
     def call_many(
         self, source: str, funcs: Sequence[str], items: Sequence[Sequence[Any]], *,
         restricted: bool = True, fresh: bool = False,
-        waits: Sequence[float | None] | None = None,
+        waits: Sequence[float | None] | None = None, trace: bool = False,
     ) -> list[CallResult]:
         """Call the first defined function of ``funcs`` in module ``source`` on each
         item (positional native arguments); never raises for a bad item.
@@ -693,7 +702,8 @@ class Sandbox:
         the module remembers from one item reaches the next (a specification must
         not tell the answer key from the adversaries by the order it sees them).
         ``waits``: per item, how long to wait for it (``None``: the limit); only a
-        wait shorter than ``timeout`` and its grace is kept (see :func:`follow_reference`)."""
+        wait shorter than ``timeout`` and its grace is kept (see :func:`follow_reference`).
+        ``trace``: each result carries the line arcs its call ran (``CallResult.arcs``)."""
         if self._closed:
             raise RuntimeError("sandbox is closed")
         if not items:
@@ -719,7 +729,8 @@ class Sandbox:
             try:
                 got = self._run_chunk(w, source, restricted, funcs, [wire[k] for k in chunk],
                                       [seeds[k] for k in chunk], cand_seed, budget, fresh,
-                                      None if waits is None else [waits[k] for k in chunk])
+                                      None if waits is None else [waits[k] for k in chunk],
+                                      trace)
                 for idx, res in zip(chunk, got, strict=True):
                     out[idx] = res
             finally:
@@ -742,7 +753,7 @@ class Sandbox:
     def _run_chunk(
         self, w: WorkerProcess, source: str, restricted: bool, funcs: Sequence[str],
         items: list[list[Any]], seeds: list[int], cand_seed: int, budget: _Budget,
-        fresh: bool = False, waits: list[float | None] | None = None,
+        fresh: bool = False, waits: list[float | None] | None = None, trace: bool = False,
     ) -> list[CallResult]:
         """All items of one chunk; a lost worker is restarted and the remaining items
         retried once, then what still has no result is an infrastructure failure."""
@@ -774,7 +785,7 @@ class Sandbox:
             began = time.monotonic()
             try:
                 reply = w.run(source, restricted, funcs, items[done:], seeds[done:], cand_seed,
-                              left, fresh, None if waits is None else waits[done:])
+                              left, fresh, None if waits is None else waits[done:], trace)
             finally:
                 budget.spend(time.monotonic() - began)
             results.extend(reply.results)

@@ -34,12 +34,16 @@ Requests and replies (length-prefixed JSON frames):
   then ``{"done": true}``. With no items, the module is loaded and probed only.
   ``waits`` (optional, one per item, or null for the default): how long the server
   waits for that item's frame, in place of ``timeout`` and its grace.
+  ``trace`` (optional): each ok frame also carries ``"arcs"``, the line arcs the call
+  ran in the module, as coverage.py records them (``[from, to]``, negative: entering
+  or leaving a function), for the coverage of the ground truth by a suite.
 """
 
 from __future__ import annotations
 
 import builtins
 import contextlib
+import dis
 import json
 import math
 import os
@@ -388,29 +392,78 @@ def _child(cfg: dict[str, Any], req: dict[str, Any], start_at: int, end: int, wf
         items, seeds = req["items"], req.get("seeds") or []
         timeout = float(req.get("timeout", 2.0))
         limit = int(cfg.get("max_output_bytes", 1 << 20))
+        trace = bool(req.get("trace"))
         for k in range(start_at, end):
             seed_random(int(seeds[k]) if k < len(seeds) else k)
-            out.send_bytes(_one(k, fn, items[k], timeout, req.get("cpu_seconds"), limit))
+            out.send_bytes(_one(k, fn, items[k], timeout, req.get("cpu_seconds"), limit,
+                                trace))
     except BaseException:  # the server reports the missing frames
         pass
     finally:
         os._exit(0)
 
 
+_RESUME = dis.opmap.get("RESUME")  # 3.11+: every (re)entry of a frame starts with it
+_PUSH_EXC_INFO = dis.opmap.get("PUSH_EXC_INFO")  # 3.11+: an exception handler's entry
+_LASTI_IS_YIELD = sys.version_info[:2] != (3, 13)  # f_lasti at a yield, not past it
+
+
+def _arc_tracer(arcs: set[tuple[int, int]]) -> Any:
+    """A ``sys.settrace`` function recording the arcs run in the module's code, as
+    coverage.py's own Python tracer records them: ``(-first line, line)`` on entering
+    a function, ``(line, next line)``, ``(line, -first line)`` on a real return (not a
+    generator's yield); a resumed generator goes on from its line."""
+    def call(frame: Any, event: str, arg: Any) -> Any:
+        if event != "call" or frame.f_code.co_filename != "<candidate>":
+            return None
+        code = frame.f_code
+        first = code.co_firstlineno
+        fresh = frame.f_lasti < 0 if _RESUME is None \
+            else code.co_code[frame.f_lasti + 1] == 0  # RESUME 0: a call, not a resume
+        last = [-first if fresh else frame.f_lineno]
+
+        def local(frame: Any, event: str, arg: Any) -> Any:
+            raw, at = code.co_code, frame.f_lasti
+            if event == "line":
+                if _PUSH_EXC_INFO is not None and 0 <= at < len(raw) \
+                        and raw[at] == _PUSH_EXC_INFO:
+                    return local  # coverage.py records no line here
+                arcs.add((last[0], frame.f_lineno))
+                last[0] = frame.f_lineno
+            elif event == "return":
+                if _RESUME is None or at + 2 == len(raw):
+                    real = True
+                else:
+                    real = raw[at + 2 if _LASTI_IS_YIELD else at] != _RESUME
+                if real:
+                    arcs.add((last[0], -first))
+            return local
+        return local
+    return call
+
+
 def _one(i: int, fn: Any, raw: list[Any], timeout: float, cpu: float | None,
-         limit: int) -> bytes:
+         limit: int, trace: bool = False) -> bytes:
     start = time.perf_counter()
+    arcs: set[tuple[int, int]] = set()
     try:
         args = decode_value(raw)
         _reset_std_streams()
         _cpu_guard(cpu)
         # No alarm of its own: an item's time limit is the server's clock alone (a
         # timeout the child reported would be the candidate's word, see Server._items).
-        result = fn(*args)
+        if trace:
+            sys.settrace(_arc_tracer(arcs))
+        try:
+            result = fn(*args)
+        finally:
+            if trace:
+                sys.settrace(None)
         value = encode_value(result, budget=[limit])
-        body = json.dumps(
-            {"i": i, "ok": True, "value": value,
-             "seconds": time.perf_counter() - start}).encode("utf-8")
+        reply = {"i": i, "ok": True, "value": value, "seconds": time.perf_counter() - start}
+        if trace:
+            reply["arcs"] = sorted(arcs)
+        body = json.dumps(reply).encode("utf-8")
     except _Unsupported as exc:
         return _error(i, f"ill_typed: {exc}", start)
     except _TooBig:
