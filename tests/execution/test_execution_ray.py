@@ -148,7 +148,7 @@ def test_results_in_order_and_a_unit_that_keeps_dying_is_unknown() -> None:
 
 
 def test_a_unit_no_node_can_hold_fails_at_once() -> None:
-    from veriscale.backends.lean.backend import LEAN_UNIT
+    from veriscale.backends.lean.running import LEAN_UNIT
 
     nodes = ray.nodes()
     biggest = max(n["Resources"].get("memory", 0) for n in nodes if n["Alive"]) / 2**20

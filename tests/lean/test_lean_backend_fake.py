@@ -21,7 +21,8 @@ from hypothesis import strategies as st
 from tool_scripts import python_script
 from veriscale.backends import isolation
 from veriscale.backends.base import Implementation, Label, Spec, Verdict, prover_processes
-from veriscale.backends.lean.backend import KERNEL_SAMPLE, LeanBackend
+from veriscale.backends.lean.backend import LeanBackend
+from veriscale.backends.lean.kernel_route import KERNEL_SAMPLE
 from veriscale.backends.lean.messages import CheckOutput
 from veriscale.backends.lean.runner import NativeRunner
 from veriscale.backends.lean.sections import LeanSections, lean_sections

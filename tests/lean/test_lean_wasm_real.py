@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from veriscale.backends.base import Implementation, Label, Spec, Verdict
-from veriscale.backends.lean.backend import KERNEL_SAMPLE
+from veriscale.backends.lean.kernel_route import KERNEL_SAMPLE
 from veriscale.backends.registry import make_backend
 from veriscale.benchmark.loader import load_benchmark
 
