@@ -158,7 +158,8 @@ def test_wrappers_pass_on_every_backend_hint(tmp_path: Path):
     from veriscale.backends.coalesce import CoalescingProxy
 
     declared = {"classify_checks_syntax": True, "default_cell_budget": 3000,
-                "plausible_unavailable": "no plausible here", "side_by_side": 2}
+                "plausible_unavailable": "no plausible here", "side_by_side": 2,
+                "coverage_unavailable": "no coverage here"}
     assert set(declared) == set(HINTS)
     Hinted = type("Hinted", (CountingBackend,), dict(declared))
     cached = CachingBackend(Hinted(), OracleCache(tmp_path / "oracle.sqlite"))
