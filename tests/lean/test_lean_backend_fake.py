@@ -73,6 +73,9 @@ def one(i, line):
                 pass
         if x in (77, 57, 7777):  # dies quietly with an ordinary exit status, like WASM's
             sys.exit(1)
+        if x == 5757:  # fills its memory
+            print("INTERNAL PANIC: out of memory", file=sys.stderr, flush=True)
+            sys.exit(1)
         if x == 88:  # true once whoever watches the run has heard of the checks before it
             waited = 0.0
             while not os.path.exists(LOG + ".go") and waited < 20:
@@ -499,6 +502,18 @@ def test_what_crashes_compiled_evaluation_is_asked_of_the_kernel(fake_lean, tmp_
     assert got == [Verdict.UNKNOWN, Verdict.TRUE, Verdict.TRUE, Verdict.TRUE, Verdict.FALSE]
     assert _fallback(be) == {"asked": 2, "decided": 2, "rounds": 1}
     assert _calls(log) == 2 and be.stats.extra["crashes"] == 1
+
+
+def test_what_ran_out_of_memory_is_not_asked_of_the_kernel(fake_lean, tmp_path) -> None:
+    """A check that filled compiled Lean's memory keeps that cause (UNKNOWN); only the
+    other crashes go to kernel reduction, which needs more memory, not less."""
+    exe, _ = fake_lean
+    be = _backend(exe, tmp_path, batch_size=1, crash_retries=0)
+    got = be.precondition_holds_many([(_task("toy_a"), None, [(77,)]),
+                                      (_task("toy_b"), None, [(5757,)])])
+    assert got == [[Verdict.TRUE], [Verdict.UNKNOWN]]
+    assert "out of memory" in got[1].reasons[0]
+    assert _fallback(be) == {"asked": 1, "decided": 1, "rounds": 1, "out_of_memory": 1}
 
 
 def test_the_kernel_is_asked_a_sample_before_the_rest(fake_lean, tmp_path) -> None:

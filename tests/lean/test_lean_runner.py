@@ -418,3 +418,18 @@ def test_a_slow_start_is_not_a_runaway_and_a_runaway_after_it_is_stopped(
         got = runner.run_command([str(exe), "8"], cwd=tmp_path, env=None, timeout=120,
                                  stall_seconds=1.0)
         assert got.timed_out and got.messages == [] and got.seconds < 30
+
+
+def test_a_dying_lean_is_quoted_by_what_it_said_not_by_node_s_banner() -> None:
+    """Node ends an uncaught error with its stack and version banner: the cause shown
+    is the error's own line (never a stack frame or a launcher [DEBUG line)."""
+    from veriscale.backends.lean.process import LeanProcessResult, last_words
+
+    stderr = ("wasm://wasm/lean.wasm:1\nRuntimeError: memory access out of bounds\n"
+              "    at lean.wasm.lean_alloc\n\nNode.js v26.12.1\n")
+    assert last_words(stderr.splitlines()) == "RuntimeError: memory access out of bounds"
+    assert last_words(["INTERNAL PANIC: out of memory", "[DEBUG:I] exit"]) \
+        == "INTERNAL PANIC: out of memory"
+    assert last_words(["Node.js v26.12.1", ""]) == ""
+    died = LeanProcessResult([], 1, stderr="INTERNAL PANIC: out of memory\nNode.js v26.12.1\n")
+    assert died.failure == "crash: exit 1 INTERNAL PANIC: out of memory"

@@ -33,6 +33,12 @@ from veriscale.backends.lean.process import LeanMessage
 
 log = logging.getLogger(__name__)
 
+OUT_OF_MEMORY = "out of memory"
+"""Lean's panic when a check filled its memory (WASM's 4 GB): such a check is not
+asked of the kernel, whose reduction of the same computation needs more memory and
+time, not less (on the 189 VERINA tasks, kernel files of such checks ran 5 to 12
+minutes and decided almost nothing)."""
+
 KERNEL_SAMPLE = 2  # crashed checks of a request asked of the kernel before its others
 
 
@@ -132,19 +138,28 @@ class KernelRoute:
         stops the process), in place in ``answers``. Kernel mode is the other faithful
         route (the real-Lean tests show both agree wherever both decide); what it
         cannot decide either keeps compiled mode's reason."""
-        def crashed(raw: Any) -> bool:
+        def crashed(raw: Any) -> str:
             why = raw.error if isinstance(raw, Outcome) else raw[1] if isinstance(raw, tuple) \
                 else ""
-            return (not isinstance(raw, Outcome) or not raw.ok) and isinstance(why, str) \
-                and why.startswith("infrastructure: Lean stopped")
+            if (isinstance(raw, Outcome) and raw.ok) or not isinstance(why, str) \
+                    or not why.startswith("infrastructure: Lean stopped"):
+                return ""
+            return "memory" if OUT_OF_MEMORY in why else "crash"
 
         where: list[tuple[int, list[int]]] = []
+        out_of_memory = 0
         for ri, ((op, _), ans) in enumerate(zip(requests, answers, strict=True)):
-            idx = [i for i, raw in enumerate(ans) if crashed(raw)] if op != "compile" else []
+            kinds = [crashed(raw) for raw in ans] if op != "compile" else []
+            out_of_memory += kinds.count("memory")
+            idx = [i for i, kind in enumerate(kinds) if kind == "crash"]
             if idx:
                 items = requests[ri][1][-1]
                 # smallest first: the ones kernel reduction is likeliest to finish
                 where.append((ri, sorted(idx, key=lambda i, items=items: len(repr(items[i])))))
+        if out_of_memory:
+            with self._lock:
+                row = self._fallback_row()
+                row["out_of_memory"] = row.get("out_of_memory", 0) + out_of_memory
         if not where:
             return
         # Rounds of growing size, smallest checks first: 2 of each request's crashed
@@ -179,8 +194,15 @@ class KernelRoute:
             where, size = going, 2 * size
         if given_up:
             with self._lock:
-                row = self.stats.extra["kernel_fallback"]  # made by the first round
+                row = self._fallback_row()
                 row["not_asked"] = row.get("not_asked", 0) + given_up
+
+    def _fallback_row(self) -> dict[str, int]:
+        """``backend_stats.kernel_fallback`` (the caller holds the lock): checks asked
+        and decided, rounds, the kernel's files, and the crashed checks not asked
+        (``not_asked``: their request's rounds stopped; ``out_of_memory``)."""
+        return self.stats.extra.setdefault(
+            "kernel_fallback", {"asked": 0, "decided": 0, "rounds": 0, "files": 0})
 
     def _kernel_round(self, requests: Sequence[tuple[str, tuple[Any, ...]]],
                       answers: list[list[Any]],
@@ -224,8 +246,7 @@ class KernelRoute:
             self.stats.seconds += ks.seconds - before[2]
             if self.runner.sessions:  # the kernel's served files are among those processes
                 self._count_served_locked(ks.extra.get("served_files", 0) - before[3])
-            row = self.stats.extra.setdefault(
-                "kernel_fallback", {"asked": 0, "decided": 0, "rounds": 0, "files": 0})
+            row = self._fallback_row()
             row["asked"] += sum(len(idx) for _, idx in where)
             row["decided"] += decided
             row["rounds"] += 1

@@ -12,6 +12,7 @@ import contextlib
 import json
 import logging
 import os
+import re
 import signal
 import subprocess
 import threading
@@ -66,9 +67,28 @@ class LeanProcessResult:
         if self.timed_out:
             return "timeout"
         if self.crashed:
-            tail = (self.stderr.strip().splitlines() or self.other_output or [""])[-1]
-            return f"crash: exit {self.returncode} {tail}".strip()
+            return f"crash: exit {self.returncode} {self.last_words}".strip()
         return ""
+
+    @property
+    def last_words(self) -> str:
+        """The last telling line Lean (or the node running WASM Lean) wrote on its way
+        down: node ends an uncaught error with its version banner, which says nothing
+        ("Node.js v26.12.1" was the cause shown for 25 stops of the VERINA run)."""
+        return last_words(self.stderr.splitlines() or list(self.other_output))
+
+
+_NODE_BANNER = re.compile(r"^Node\.js v\d+(\.\d+)*$")
+
+
+def last_words(lines: list[str]) -> str:
+    """The last line of a dying Lean's output that says something: not blank, not the
+    WASM launcher's ``[DEBUG`` lines, not node's stack frames or version banner."""
+    for line in reversed(lines):
+        line = line.strip()
+        if line and not line.startswith(("[DEBUG", "at ")) and not _NODE_BANNER.match(line):
+            return line
+    return ""
 
 
 def _message_from_json(obj: dict) -> LeanMessage | None:

@@ -565,10 +565,9 @@ class FileRunning:
             failure = "timeout"
         elif stopped:
             frontier = max((m.line for m in result.messages), default=0)
-            tail = (result.stderr.strip().splitlines() or result.other_output or [""])[-1]
             failure = ("infrastructure: Lean stopped after line "
                        f"{frontier} of {len(layout.text.splitlines())}"
-                       f" (exit {result.returncode}) {tail[:200]}").strip()
+                       f" (exit {result.returncode}) {result.last_words[:200]}").strip()
         else:
             frontier, failure = 0, result.failure
             if failure.startswith("crash"):  # Lean died: the checker failed, not the candidate

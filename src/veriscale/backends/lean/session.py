@@ -44,6 +44,7 @@ from veriscale.backends.lean.process import (
     START_CPU_SECONDS,
     LeanMessage,
     LeanProcessResult,
+    last_words,
     message_line,
     parse_messages,
     tell_line,
@@ -205,10 +206,9 @@ class LeanSession:
         return ""
 
     def _why_stopped(self, what: str) -> str:
-        tail = b"".join(self._stderr).decode("utf-8", "replace").strip().splitlines()
-        tail = [t for t in tail if not t.startswith("[DEBUG")] or [""]
+        said = last_words(b"".join(self._stderr).decode("utf-8", "replace").splitlines())
         rc = None if self.proc is None else self.proc.poll()
-        return f"{what} (exit {rc}) {tail[-1][:200]}".strip()
+        return f"{what} (exit {rc}) {said[:200]}".strip()
 
     def _lines(self, cpu_limit: float, wall_limit: float,
                stall: float | None) -> Any:
