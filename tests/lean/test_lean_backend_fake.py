@@ -1203,5 +1203,7 @@ def test_a_session_serves_many_files_and_a_stop_ends_it(fake_lean, tmp_path) -> 
     got = be.precondition_holds(_task("toy_d"), None, [(77,)] * 6 + [(57,)] * 6)
     assert got == [Verdict.TRUE] * 6 + [Verdict.UNKNOWN] * 6
     assert be.stats.extra["kernel_fallback"]["files"] >= 2
+    # one Lean of each kind at a time: no kernel session idles once its rounds are done
+    assert be._kernel_backend is not None and be._kernel_backend.runner._pool is None
     assert prover_processes(be.stats.processes, be.stats.extra) \
         == len(starts.read_text().splitlines()) - 2

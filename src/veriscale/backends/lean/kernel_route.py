@@ -177,21 +177,30 @@ class KernelRoute:
         # round's checks are no smaller, and each round's scouts would climb the whole
         # ladder again (verina_advanced_52's precondition enumerates up to k = 2^32:
         # four minutes a round).
+        # One Lean of each kind at a time: this backend's idle sessions end before the
+        # kernel's start, and the kernel's when its rounds are done (each WASM Lean
+        # holds about 4.5 GB: two idle kernel sessions beside two compiled ones held 18
+        # GB of a 24 GB machine during the VERINA run).
+        self.runner.close_sessions()
         given_up = 0
         size = KERNEL_SAMPLE
-        while where:
-            decided, exhausted = self._kernel_round(requests, answers, early,
-                                                    [(ri, idx[:size]) for ri, idx in where])
-            going: list[tuple[int, list[int]]] = []
-            for ri, idx in where:
-                left = idx[size:]
-                if not left:
-                    continue
-                if 2 * decided.get(ri, 0) >= size and ri not in exhausted:
-                    going.append((ri, left))
-                else:
-                    given_up += len(left)
-            where, size = going, 2 * size
+        try:
+            while where:
+                decided, exhausted = self._kernel_round(
+                    requests, answers, early, [(ri, idx[:size]) for ri, idx in where])
+                going: list[tuple[int, list[int]]] = []
+                for ri, idx in where:
+                    left = idx[size:]
+                    if not left:
+                        continue
+                    if 2 * decided.get(ri, 0) >= size and ri not in exhausted:
+                        going.append((ri, left))
+                    else:
+                        given_up += len(left)
+                where, size = going, 2 * size
+        finally:
+            if self._kernel_backend is not None:
+                self._kernel_backend.runner.close_sessions()
         if given_up:
             with self._lock:
                 row = self._fallback_row()

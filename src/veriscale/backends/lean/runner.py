@@ -65,9 +65,11 @@ class LeanRunner:
         self.session_size = 2  # Lean sessions kept: the backend sets its worker count
 
     def __getstate__(self) -> dict[str, object]:
-        # a copy (another backend's, a remote worker's) starts sessions of its own
+        # a copy (another backend's, a remote worker's) starts sessions of its own, and
+        # counts only those (a count copied along was counted twice)
         state = dict(self.__dict__)
         state["_pool"] = None
+        state["_ended_starts"] = 0
         return state
 
     def close_sessions(self) -> None:
