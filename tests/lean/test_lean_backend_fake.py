@@ -736,6 +736,9 @@ def test_compat_needed_reads_lean_errors() -> None:
     assert compat.needed(["type mismatch Array.mkArray"]) == set()
     assert compat.needed(["unknown identifier 'foo'"]) == set()
     assert "Array.replicate" in compat.definitions({"Array.mkArray"})
+    # Lean 4.28 has only emptyWithCapacity (verina_basic_20 and _27 call the old name)
+    assert compat.needed(["Unknown constant `Std.HashSet.empty`"]) == {"Std.HashSet.empty"}
+    assert "Std.HashSet.emptyWithCapacity capacity" in compat.definitions({"Std.HashSet.empty"})
 
 
 def test_stuck_decide_is_asked_of_the_kernel(fake_lean, tmp_path) -> None:

@@ -23,6 +23,10 @@ COMPAT: dict[str, str] = {
     "Array.data": "def Array.data {α : Type _} (a : Array α) : List α := a.toList",
     "String.data": "def String.data (s : String) : List Char := s.toList",
     "String.mk": "def String.mk (cs : List Char) : String := String.ofList cs",
+    # an empty set whatever the capacity hint (the old name's default was 8)
+    "Std.HashSet.empty":
+        "def Std.HashSet.empty {α : Type _} [BEq α] [Hashable α] (capacity : Nat := 8) : "
+        "Std.HashSet α := Std.HashSet.emptyWithCapacity capacity",
 }
 
 _MISSING = re.compile(r"unknown (identifier|constant)|does not contain|invalid field", re.I)
