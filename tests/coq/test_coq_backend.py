@@ -278,8 +278,10 @@ def test_prop_precondition_is_decided_by_quickchick(backend):
     if not quickchick_available():
         pytest.skip("libcoq-quickchick is not installed")
     task = make_task(name="small", precond="(0 <= x)%Z /\\ (x < 10)%Z")
-    coq_sections(task).source = coq_sections(task).source.replace("Definition small_precond (x : Z) : bool",
-                                              "Definition small_precond (x : Z) : Prop")
+    coq = coq_sections(task)
+    assert coq is not None
+    coq.source = coq.source.replace("Definition small_precond (x : Z) : bool",
+                                    "Definition small_precond (x : Z) : Prop")
     task = F.with_sections(task)
     cls = backend.classify(task, [(3,), (12,)])
     assert [c.label for c in cls] == [Label.EXPECTED, Label.UNEXPECTED]

@@ -36,7 +36,8 @@ def test_lean_splits_top_level_and_drops_comments() -> None:
 
 
 def _lean(post: str) -> Task:
-    return Task("t", "", SIG, sections={"lean": LeanSections(precond="True", code="n", postcond=post)})
+    return Task("t", "", SIG,
+                sections={"lean": LeanSections(precond="True", code="n", postcond=post)})
 
 
 def test_lean_spec_mutants_use_the_correct_splitter() -> None:

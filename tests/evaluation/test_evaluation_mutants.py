@@ -90,7 +90,8 @@ def test_lean_code_mutants_skip_comments() -> None:
 
 
 def test_lean_operators_do_not_break_arrows() -> None:
-    task = Task("l", "", SIG, sections={"lean": LeanSections(code="  xs.map (fun x => x + 1) |>.length <;> 0")})
+    task = Task("l", "", SIG,
+                sections={"lean": LeanSections(code="  xs.map (fun x => x + 1) |>.length <;> 0")})
     for _, text in lean_code_mutants(task, limit=100):
         assert "=>" in text and "|>." in text
 

@@ -24,7 +24,8 @@ def lean_task() -> Task:
 
 
 def py_task() -> Task:
-    return Task("t_py", "", SIG, sections={"python": PythonSections(reference="def reference(xs, k): ...")})
+    return Task("t_py", "", SIG,
+                sections={"python": PythonSections(reference="def reference(xs, k): ...")})
 
 
 def test_lean_code_definition() -> None:

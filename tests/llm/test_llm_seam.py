@@ -26,7 +26,8 @@ NO_PARAMS = Signature.from_json({"name": "c", "parameters": [], "return_type": "
 
 
 def lean_task() -> Task:
-    return Task("t_lean", "d", SIG, sections={"lean": LeanSections(precond="k > 0", postcond="result = xs")})
+    return Task("t_lean", "d", SIG,
+                sections={"lean": LeanSections(precond="k > 0", postcond="result = xs")})
 
 
 def python_task() -> Task:

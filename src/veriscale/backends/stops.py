@@ -13,6 +13,7 @@ without it a resumed run paid every stop again (831 Lean checks, 25 minutes, on 
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import threading
@@ -30,8 +31,11 @@ class StopStore(Protocol):
     def put_stop(self, namespace: str, key: str, size: int, why: Any) -> None: ...
 
 
+@functools.lru_cache(maxsize=4096)
 def stop_key(key: Hashable) -> str:
-    """A key's stable name across processes (keys hold candidate code: hashed)."""
+    """A key's stable name across processes (keys hold candidate code: hashed). Cached:
+    a backend asks it for every check of a file while its memory holds any stop, and
+    the checks of one function share their key."""
     blob = json.dumps(key, ensure_ascii=False, default=repr)
     return hashlib.sha256(blob.encode()).hexdigest()
 
@@ -57,28 +61,30 @@ class StopMemory(Generic[Why]):
         loaded = store.load_stops(namespace)
         with self._lock:
             self._store, self._namespace = store, namespace
-            for key, size, why in loaded:
-                known = self._smallest.get(key)
-                if known is None or size < known[0]:
-                    self._smallest[key] = (size, _tuples(why))
+            for name, size, why in loaded:
+                self._keep_locked(name, size, _tuples(why))
+
+    def _keep_locked(self, name: str, size: int, why: Why) -> bool:
+        """Keep the stop if it is the smallest of ``name`` so far (the caller holds the
+        lock); whether it was."""
+        known = self._smallest.get(name)
+        if known is not None and size >= known[0]:
+            return False
+        self._smallest[name] = (size, why)
+        return True
 
     def remember(self, key: Hashable, size: int, why: Why) -> None:
         """Keep ``size`` (and ``why``) if it is the smallest stop of ``key`` so far."""
         name = stop_key(key)
         with self._lock:
-            known = self._smallest.get(name)
-            if known is not None and size >= known[0]:
+            if not self._keep_locked(name, size, why):
                 return
-            self._smallest[name] = (size, why)
             store, namespace = self._store, self._namespace
         if store is not None:
             store.put_stop(namespace, name, size, why)
 
     def covering(self, key: Hashable, size: int) -> Why | None:
         """Why a check of ``key`` this large is not to be run (``None``: run it)."""
-        with self._lock:
-            if not self._smallest:
-                return None
         name = stop_key(key)
         with self._lock:
             known = self._smallest.get(name)

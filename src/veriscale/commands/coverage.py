@@ -17,15 +17,12 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from veriscale.commands.oracle import percent
 from veriscale.commands.sandbox_option import configure_sandbox, sandbox_option
 
 
 def _share(covered: int, total: int) -> float | None:
     return None if total == 0 else covered / total
-
-
-def _percent(x: float | None) -> str:
-    return "—" if x is None else f"{100 * x:.1f}"
 
 
 def suite_coverage(suite: Path, ids: list[str] | None, backends: dict[str, Any]
@@ -115,9 +112,9 @@ def coverage_command(suites: tuple[Path, ...], task_list: str | None, per_task: 
         table.add_column(col, justify="left" if col == "suite" else "right")
     for r in results:
         table.add_row(escape(r["suite"]), f"{r['tasks_measured']}/{r['tasks']}",
-                      f"{r['lines_covered']}/{r['lines_total']}", _percent(r["line_coverage"]),
+                      f"{r['lines_covered']}/{r['lines_total']}", percent(r["line_coverage"]),
                       f"{r['branches_covered']}/{r['branches_total']}",
-                      _percent(r["branch_coverage"]), str(r["tasks_fully_covered"]))
+                      percent(r["branch_coverage"]), str(r["tasks_fully_covered"]))
     console.print(table)
     for r in results:
         for why in r["not_available"]:

@@ -530,9 +530,10 @@ class CoqBackend:
 
     @staticmethod
     def _sections(task: Task) -> Any:
-        if coq_sections(task) is None:
+        coq = coq_sections(task)
+        if coq is None:
             raise ValueError(f"{task.id}: not a Coq task (no task.v sections)")
-        return coq_sections(task)
+        return coq
 
     def _gt_context(self, task: Task) -> str:
         s = self._sections(task)

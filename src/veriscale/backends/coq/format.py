@@ -180,15 +180,16 @@ def render_task_v(sig: Signature, s: CoqSections) -> str:
 
 def coq_text(task: Task) -> str:
     """The ``task.v`` to write: the source as read when unchanged, else the layout."""
-    if coq_sections(task) is None:
+    coq = coq_sections(task)
+    if coq is None:
         raise ValueError(f"{task.id}: task has no Coq sections to write as task.v")
-    if coq_sections(task).source:
+    if coq.source:
         try:
-            if sections_equal(parse_coq_sections(coq_sections(task).source), coq_sections(task)):
-                return coq_sections(task).source
+            if sections_equal(parse_coq_sections(coq.source), coq):
+                return coq.source
         except SectionError:
             pass
-    return render_task_v(task.signature, coq_sections(task))
+    return render_task_v(task.signature, coq)
 
 
 # ---------------------------------------------------------------- reading
@@ -297,7 +298,8 @@ def load_task_dir(path: Path) -> tuple[Task | None, list[LoadIssue]]:
     task = Task(
         id=meta.get("id") if isinstance(meta.get("id"), str) else name,
         description=texts.get(DESCRIPTION, ""), signature=signature, tests=tests,
-        reject_inputs=rejects, sections={LANGUAGE: sections}, meta=meta, path=path, unreadable=unreadable,
+        reject_inputs=rejects, sections={LANGUAGE: sections}, meta=meta, path=path,
+        unreadable=unreadable,
     )
     return task, issues
 
@@ -353,9 +355,10 @@ def write_task_dir(task: Task, path: Path) -> Path:
 
 
 def with_sections(task: Task, **bodies: str) -> Task:
-    if coq_sections(task) is None:
+    coq = coq_sections(task)
+    if coq is None:
         raise ValueError(f"{task.id}: task has no Coq sections")
-    return task.with_section(LANGUAGE, replace(coq_sections(task), **bodies))
+    return task.with_section(LANGUAGE, replace(coq, **bodies))
 
 
 # ---------------------------------------------------------------- lint and stats

@@ -94,9 +94,10 @@ def code_mutants(task: Task, limit: int = 10, seed: int = 0) -> list[tuple[str, 
     from veriscale.backends.coq.lexer import strip_comments
     from veriscale.backends.sampling import pick_distinct
 
-    if coq_sections(task) is None or F.takes_proof_argument(coq_sections(task)):
+    coq = coq_sections(task)
+    if coq is None or F.takes_proof_argument(coq):
         return []
-    body, aux = coq_sections(task).code, coq_sections(task).code_aux
+    body, aux = coq.code, coq.code_aux
     sep = "\n(* vs: body *)\n"
     items = [(op, f"{aux}{sep}{b}") for op, b in _code_sites(body)]
     items += [(op, f"{a}{sep}{body}") for op, a in _code_sites(aux)] if aux.strip() else []
@@ -111,9 +112,10 @@ def code_mutants(task: Task, limit: int = 10, seed: int = 0) -> list[tuple[str, 
 
 def spec_mutants(task: Task, kind: str, limit: int = 10) -> list[tuple[str, str]]:
     """Flawed bodies of the GT precondition or postcondition."""
-    if coq_sections(task) is None:
+    coq = coq_sections(task)
+    if coq is None:
         return []
-    body = coq_sections(task).precond if kind == "precond" else coq_sections(task).postcond
+    body = coq.precond if kind == "precond" else coq.postcond
     items: list[tuple[str, str]] = []
     parts = split_conjuncts(body)
     if len(parts) > 1:

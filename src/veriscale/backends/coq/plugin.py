@@ -109,12 +109,13 @@ class CoqPlugin:
         return spec_mutants(task, kind, limit)
 
     def trivial_precondition(self, task: Task) -> bool:
-        return coq_sections(task) is not None and coq_sections(task).precond.strip() in ("", "true")
+        coq = coq_sections(task)
+        return coq is not None and coq.precond.strip() in ("", "true")
 
     def ground_truth(self, task: Task) -> tuple[str, tuple[str, str, str, str]]:
         """The GT code (complete definition) and (precond, postcond, their aux)."""
-        assert coq_sections(task) is not None
         c = coq_sections(task)
+        assert c is not None
         return (self.code_definition(task, c.code, c.code_aux),
                 (c.precond, c.postcond, c.precond_aux, c.postcond_aux))
 

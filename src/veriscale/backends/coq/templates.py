@@ -118,10 +118,11 @@ def code_definition(task: Task, body: str, code_aux: str = "") -> str:
 
 def reference_definition(task: Task, ref_name: str) -> str | None:
     """The GT code as ``Definition <ref_name> ...`` after its ``code_aux``."""
-    if coq_sections(task) is None or not coq_sections(task).code.strip() or F.takes_proof_argument(coq_sections(task)):
+    coq = coq_sections(task)
+    if coq is None or not coq.code.strip() or F.takes_proof_argument(coq):
         return None
-    aux = coq_sections(task).code_aux.strip("\n")
-    main = f"{code_header(task, ref_name)}\n{coq_sections(task).code.rstrip()}\n."
+    aux = coq.code_aux.strip("\n")
+    main = f"{code_header(task, ref_name)}\n{coq.code.rstrip()}\n."
     return f"{aux}\n\n{main}" if aux.strip() else main
 
 

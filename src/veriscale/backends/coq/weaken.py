@@ -11,9 +11,10 @@ from veriscale.benchmark.model import Task
 
 def weakened_postconditions(task: Task) -> list[Weakening]:
     """GT postcondition with each top-level conjunct dropped, and with all dropped."""
-    if coq_sections(task) is None or not coq_sections(task).postcond.strip():
+    coq = coq_sections(task)
+    if coq is None or not coq.postcond.strip():
         return []
-    parts = split_conjuncts(coq_sections(task).postcond)
+    parts = split_conjuncts(coq.postcond)
     out: list[Weakening] = []
     if len(parts) > 1:
         for k in range(len(parts)):

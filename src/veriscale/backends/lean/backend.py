@@ -42,7 +42,6 @@ candidate) share one namespace and one elaboration of its definitions.
 
 from __future__ import annotations
 
-import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -65,10 +64,7 @@ from veriscale.backends.base import (
     notify_progress,
 )
 from veriscale.backends.lean import render
-from veriscale.backends.lean.files import (
-    default_workers,
-    file_limits,
-)
+from veriscale.backends.lean.files import default_workers, file_limits
 from veriscale.backends.lean.kernel_route import KernelRoute
 from veriscale.backends.lean.messages import (
     CheckOutput,
@@ -84,12 +80,7 @@ from veriscale.backends.lean.messages import (
     value_outcome,
     verina_plausible_answer,
 )
-from veriscale.backends.lean.plans import (
-    Plan,
-    Slot,
-    cmd_slot,
-    done_slot,
-)
+from veriscale.backends.lean.plans import Plan, Slot, cmd_slot, done_slot
 from veriscale.backends.lean.runner import LeanRunner, make_runner
 from veriscale.backends.lean.running import FileRunning
 from veriscale.backends.lean.safety import check_imports, check_untrusted_lean
@@ -97,14 +88,6 @@ from veriscale.backends.lean.sections import lean_sections
 from veriscale.backends.stops import StopMemory, StopStore
 from veriscale.benchmark.model import Input, Task
 from veriscale.execution import Executor, LocalExecutor
-
-log = logging.getLogger(__name__)
-
-
-
-
-
-
 
 
 class LeanBackend(FileRunning, KernelRoute):
@@ -477,9 +460,9 @@ class LeanBackend(FileRunning, KernelRoute):
                                                              "unsupported"))]
                 if args[1] is not None and todo and lean_sections(args[0]) is not None:
                     open_specs.append((ri, todo))
-            elif op == "classify":
+            elif op == "classify" and lean_sections(args[0]) is not None:
                 todo = [i for i, (b, why) in enumerate(ans)
-                        if b is None and not why.startswith("ill_typed") and lean_sections(args[0]) is not None]
+                        if b is None and not why.startswith("ill_typed")]
                 if todo:
                     undecided.append((ri, args[0], todo))
         if undecided:
@@ -664,16 +647,10 @@ def _imports_problem(imports: str, task: Task | None) -> str | None:
     if not imports.strip():
         return None
     own: list[str] = []
-    if task is not None and lean_sections(task) is not None:
-        own = render.import_lines(lean_sections(task).task_imports + "\n" + lean_sections(task).solution_imports)
+    lean = lean_sections(task) if task is not None else None
+    if lean is not None:
+        own = render.import_lines(lean.task_imports + "\n" + lean.solution_imports)
     return check_imports(imports, own)
-
-
-
-
-
-
-
 
 
 def _main_name(variant: render.Variant) -> str:
@@ -681,5 +658,3 @@ def _main_name(variant: render.Variant) -> str:
     if variant.spec is not None:
         return f"{name}_postcond" if variant.spec.postcond is not None else f"{name}_precond"
     return name
-
-

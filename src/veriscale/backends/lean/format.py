@@ -1,6 +1,6 @@
 """The VERINA directory format: read a task folder into a :class:`Task`, write one back.
 
-A task folder holds ``task.json``, ``description.txt``, ``lean_sections(task)``,
+A task folder holds ``task.json``, ``description.txt``, ``task.lean``,
 ``test.json``, ``reject_inputs.json`` and, for the ``advanced`` tasks,
 ``signature.json``. Reading is split in two so that the linter can reuse it:
 :func:`read_raw` does the I/O (texts and JSON, file-level problems) and
@@ -8,7 +8,7 @@ A task folder holds ``task.json``, ``description.txt``, ``lean_sections(task)``,
 :class:`LoadIssue` records. A bad value drops only that value (or its row);
 a task is ``None`` only when it cannot be built at all.
 
-``lean_sections(task)`` is parsed the way VERINA does it: line-based markers
+``task.lean`` is parsed the way VERINA does it: line-based markers
 ``-- !benchmark @start <name> [k=v]`` / ``-- !benchmark @end <name>``, bodies
 kept verbatim (every line with its indentation and a trailing newline), blank
 sections left at their defaults. Writing reproduces the file byte for byte
@@ -182,16 +182,16 @@ def render_task_lean(
 def lean_text(task: Task) -> str:
     """The ``task.lean`` to write: the source as read when its sections are
     unchanged (byte for byte), the VERINA template otherwise."""
-    if lean_sections(task) is None:
+    lean = lean_sections(task)
+    if lean is None:
         raise ValueError(f"{task.id}: task has no Lean sections to write as task.lean")
-    source = lean_sections(task).source
-    if source:
+    if lean.source:
         try:
-            if sections_equal(parse_lean_sections(source), lean_sections(task)):
-                return source
+            if sections_equal(parse_lean_sections(lean.source), lean):
+                return lean.source
         except SectionError:
             pass
-    return render_task_lean(task.signature, lean_sections(task))
+    return render_task_lean(task.signature, lean)
 
 
 # ---------------------------------------------------------------- reading
@@ -392,9 +392,10 @@ def write_task_dir(task: Task, path: Path, *, signature_json: bool | None = None
 
 def with_sections(task: Task, **bodies: str) -> Task:
     """A copy of ``task`` whose Lean sections have the given new bodies."""
-    if lean_sections(task) is None:
+    lean = lean_sections(task)
+    if lean is None:
         raise ValueError(f"{task.id}: task has no Lean sections")
-    return task.with_section(LANGUAGE, replace(lean_sections(task), **bodies))
+    return task.with_section(LANGUAGE, replace(lean, **bodies))
 
 
 __all__ = [

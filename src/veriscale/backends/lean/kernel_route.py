@@ -16,19 +16,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from veriscale.backends.base import (
-    Outcome,
-)
+from veriscale.backends.base import Outcome
 from veriscale.backends.lean import render
-from veriscale.backends.lean.messages import (
-    CheckOutput,
-    bool_answer,
-    kernel_answer,
-)
-from veriscale.backends.lean.plans import (
-    OnFile,
-    tell,
-)
+from veriscale.backends.lean.messages import CheckOutput, bool_answer, kernel_answer
+from veriscale.backends.lean.plans import OnFile, tell
 from veriscale.backends.lean.process import LeanMessage
 
 log = logging.getLogger(__name__)

@@ -80,8 +80,9 @@ def lean_code_mutants(task: Task, limit: int = DEFAULT_MAX_PER_KIND,
                       seed: int = 0) -> list[tuple[str, str]]:
     """(operator, body) for textual mutants of the Lean code body (the plug-in makes
     each a full ``def``)."""
-    assert lean_sections(task) is not None
-    body = lean_sections(task).code
+    lean = lean_sections(task)
+    assert lean is not None
+    body = lean.code
     items = _lean_rule_mutants(body, _LEAN_CODE_RULES) + _lean_if_mutants(body)
     return pick_distinct(items, limit, seed, f"{task.id}:code", body, _lean_normalise)
 
@@ -89,8 +90,9 @@ def lean_code_mutants(task: Task, limit: int = DEFAULT_MAX_PER_KIND,
 def lean_spec_mutants(task: Task, kind: str, limit: int = DEFAULT_MAX_PER_KIND,
                       seed: int = 0) -> list[tuple[str, str]]:
     """(operator, body) for mutants of the Lean precondition or postcondition body."""
-    assert lean_sections(task) is not None
-    body = lean_sections(task).precond if kind == "precond" else lean_sections(task).postcond
+    lean = lean_sections(task)
+    assert lean is not None
+    body = lean.precond if kind == "precond" else lean.postcond
     items: list[tuple[str, str]] = []
     lets, expr = split_lets(body)
     prefix = "".join(f"  {line}\n" for line in lets.splitlines())

@@ -102,9 +102,10 @@ class LeanPlugin(ModuleLLMParts):
     def weakened_postconditions(self, task: Task) -> list[Any]:
         from veriscale.backends.lean.weaken import lean_weakenings
 
-        if lean_sections(task) is None or not lean_sections(task).postcond.strip():
+        lean = lean_sections(task)
+        if lean is None or not lean.postcond.strip():
             return []
-        return lean_weakenings(lean_sections(task).postcond, task.signature.return_type)
+        return lean_weakenings(lean.postcond, task.signature.return_type)
 
     def split_conjuncts(self, body: str) -> list[str]:
         from veriscale.backends.lean.conjuncts import split_conjuncts
@@ -114,8 +115,9 @@ class LeanPlugin(ModuleLLMParts):
     def code_mutants(self, task: Task, limit: int = 10, seed: int = 0) -> list[tuple[str, str]]:
         from veriscale.backends.lean.mutants import lean_code_mutants
 
-        assert lean_sections(task) is not None
-        return [(op, self.code_definition(task, body, lean_sections(task).code_aux))
+        lean = lean_sections(task)
+        assert lean is not None
+        return [(op, self.code_definition(task, body, lean.code_aux))
                 for op, body in lean_code_mutants(task, limit, seed)]
 
     def spec_mutants(self, task: Task, kind: str = "postcond", limit: int = 10,
@@ -125,15 +127,16 @@ class LeanPlugin(ModuleLLMParts):
         return lean_spec_mutants(task, kind, limit, seed)
 
     def trivial_precondition(self, task: Task) -> bool:
-        if lean_sections(task) is None:
+        lean = lean_sections(task)
+        if lean is None:
             return False
-        body = "\n".join(line.split("--")[0] for line in lean_sections(task).precond.splitlines()).strip()
+        body = "\n".join(line.split("--")[0] for line in lean.precond.splitlines()).strip()
         return body in ("", "True")
 
     def ground_truth(self, task: Task) -> tuple[str, tuple[str, str, str, str]]:
-        if lean_sections(task) is None:
-            raise ValueError(f"{task.id}: task has no Lean sections")
         ln = lean_sections(task)
+        if ln is None:
+            raise ValueError(f"{task.id}: task has no Lean sections")
         return (self.code_definition(task, ln.code, ln.code_aux),
                 (ln.precond, ln.postcond, ln.precond_aux, ln.postcond_aux))
 

@@ -16,10 +16,7 @@ from typing import Any
 
 from veriscale.backends.lean import compat, render
 from veriscale.backends.lean import data as data_route
-from veriscale.backends.lean.files import (
-    balanced_size,
-    tiers,
-)
+from veriscale.backends.lean.files import balanced_size, tiers
 from veriscale.backends.lean.kernel_route import KernelAsks
 from veriscale.backends.lean.messages import (
     USES_SORRY,
@@ -29,13 +26,7 @@ from veriscale.backends.lean.messages import (
     data_failed,
     exceeded_heartbeats,
 )
-from veriscale.backends.lean.plans import (
-    EarlyAnswers,
-    LiveCount,
-    OnFile,
-    Plan,
-    tell,
-)
+from veriscale.backends.lean.plans import EarlyAnswers, LiveCount, OnFile, Plan, tell
 from veriscale.backends.lean.process import LeanProcessResult
 from veriscale.benchmark.model import Task
 from veriscale.execution import Resources, UnitFailure, is_remote

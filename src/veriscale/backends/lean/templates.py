@@ -194,15 +194,16 @@ def _lean_edge_condition(sig: Signature) -> tuple[str, str] | None:
 
 def lean_reference_def(task: Task, ref_name: str) -> str | None:
     """The GT code (after its code_aux) as ``def <ref_name> ...``, recursive calls renamed."""
-    if lean_sections(task) is None or not lean_sections(task).code.strip():
+    lean = lean_sections(task)
+    if lean is None or not lean.code.strip():
         return None
     sig = task.signature
-    body = lean_sections(task).code.strip("\n")
+    body = lean.code.strip("\n")
     body = re.sub(rf"(?<![\w.']){re.escape(sig.name)}(?![\w'])", ref_name, body)
     definition = f"{code_header(sig, ref_name)} :=\n{_indent(body)}"
     # An implementation replaces the GT code *and* its code_aux in the Lean backend's
     # rendering, so a wrapper around the GT code carries the helpers it needs.
-    aux = lean_sections(task).code_aux.strip("\n")
+    aux = lean.code_aux.strip("\n")
     return f"{aux}\n\n{definition}" if aux.strip() else definition
 
 

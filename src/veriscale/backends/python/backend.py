@@ -146,15 +146,17 @@ class PythonBackend:
     # -- module assembly -------------------------------------------------------
 
     def _gt_source(self, task: Task) -> str:
-        assert python_sections(task) is not None
-        return module_source(python_sections(task))
+        py = python_sections(task)
+        assert py is not None
+        return module_source(py)
 
     def _candidate(self, task: Task, *parts: str) -> tuple[str, str | None]:
         """Module source for candidate code (GT aux first, so helpers are shared)
         and the reason it is rejected statically, if any."""
         own = _join(*parts)
         why = check_untrusted_python(own) if self.check_safety else None
-        aux = python_sections(task).aux if python_sections(task) is not None else ""
+        py = python_sections(task)
+        aux = py.aux if py is not None else ""
         return _join(aux, own), why
 
     def _impl_module(self, task: Task, impl: Implementation | None
@@ -332,9 +334,9 @@ class PythonBackend:
 
     def run(self, task: Task, impl: Implementation | None,
             inputs: Sequence[Input]) -> list[Outcome]:
-        if python_sections(task) is None and impl is None:
-            return [Outcome(False, error=NO_PYTHON) for _ in inputs]
         if python_sections(task) is None:
+            if impl is None:
+                return [Outcome(False, error=NO_PYTHON) for _ in inputs]
             task = _with_empty_aux(task)
         source, funcs, restricted, why = self._impl_module(task, impl)
         if why:

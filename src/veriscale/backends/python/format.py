@@ -46,7 +46,6 @@ class SectionError(ValueError):
 # task.py sections
 
 
-
 def split_sections(source: str) -> PythonSections:
     """Split ``task.py`` at its ``# veriscale: <section>`` markers.
 
@@ -90,8 +89,6 @@ def split_sections(source: str) -> PythonSections:
 
 def _body(lines: list[str]) -> str:
     return "\n".join(lines).strip("\n")
-
-
 
 
 def module_source(sections: PythonSections) -> str:
@@ -193,7 +190,8 @@ def load_task_dir(path: Path) -> tuple[Task | None, list[LoadIssue]]:
 
     task = Task(
         id=task_id, description=description, signature=signature, tests=tests,
-        reject_inputs=rejects, sections={LANGUAGE: sections}, meta=meta, path=path, unreadable=unreadable,
+        reject_inputs=rejects, sections={LANGUAGE: sections}, meta=meta, path=path,
+        unreadable=unreadable,
     )
     return task, issues
 
@@ -246,7 +244,8 @@ def _rows(decoder: Any, signature: Signature, p: Path, issue: Any,
 
 def write_task_dir(task: Task, path: Path) -> Path:
     """Write ``task`` as a Python-spec task folder at ``path`` (atomic per file)."""
-    if python_sections(task) is None:
+    py = python_sections(task)
+    if py is None:
         raise ValueError(f"task {task.id} has no Python sections to write")
     meta = {
         "format": FORMAT,
@@ -259,7 +258,7 @@ def write_task_dir(task: Task, path: Path) -> Path:
     rejects = rows.encode_rejects(task.id, task.signature, task.reject_inputs)
     return write_files_atomic(path, {
         "task.json": _dumps(meta), "description.txt": task.description,
-        "task.py": module_source(python_sections(task)), "test.json": _dumps(tests),
+        "task.py": module_source(py), "test.json": _dumps(tests),
         "reject_inputs.json": _dumps(rejects)})
 
 

@@ -192,8 +192,9 @@ def _py_normalise(src: str) -> str:
 def python_code_mutants(task: Task, limit: int = DEFAULT_MAX_PER_KIND,
                         seed: int = 0) -> list[tuple[str, str]]:
     """(operator, source) for mutants of the ``reference`` section (aux is the backend's)."""
-    assert python_sections(task) is not None
-    src = python_sections(task).reference
+    py = python_sections(task)
+    assert py is not None
+    src = py.reference
     names = ("reference", task.signature.name)
     try:
         fn = _function(ast.parse(src), names)
@@ -253,9 +254,10 @@ def _spec_edits(fn: ast.FunctionDef) -> Iterator[Edit]:
 def python_spec_mutants(task: Task, kind: str, limit: int = DEFAULT_MAX_PER_KIND,
                         seed: int = 0) -> list[tuple[str, str]]:
     """(operator, function source) for mutants of the precondition or postcondition."""
-    assert python_sections(task) is not None
+    py = python_sections(task)
+    assert py is not None
     name = "precondition" if kind == "precond" else "postcondition"
-    src = getattr(python_sections(task), name)
+    src = getattr(py, name)
     try:
         fn = _function(ast.parse(src), (name,))
     except SyntaxError:

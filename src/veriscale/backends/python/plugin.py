@@ -93,9 +93,10 @@ class PythonPlugin(ModuleLLMParts):
     def weakened_postconditions(self, task: Task) -> list[Any]:
         from veriscale.backends.python.weaken import python_weakenings
 
-        if python_sections(task) is None:
+        py = python_sections(task)
+        if py is None:
             return []
-        return python_weakenings(python_sections(task).postcondition, task.signature.return_type)
+        return python_weakenings(py.postcondition, task.signature.return_type)
 
     def split_conjuncts(self, body: str) -> list[str]:
         from veriscale.backends.python.conjuncts import split_conjuncts
@@ -114,17 +115,18 @@ class PythonPlugin(ModuleLLMParts):
         return python_spec_mutants(task, kind, limit, seed)
 
     def trivial_precondition(self, task: Task) -> bool:
-        if python_sections(task) is None:
+        py = python_sections(task)
+        if py is None:
             return False
-        pre = python_sections(task).precondition
+        pre = py.precondition
         return "return True" in pre and pre.count("return") == 1
 
     def ground_truth(self, task: Task) -> tuple[str, tuple[str, str, str, str]]:
         """The backend puts the task's aux section before candidate code and specs,
         so the ground truth carries its own sections only."""
-        if python_sections(task) is None:
-            raise ValueError(f"{task.id}: task has no Python sections")
         py = python_sections(task)
+        if py is None:
+            raise ValueError(f"{task.id}: task has no Python sections")
         return py.reference, (py.precondition, py.postcondition, "", "")
 
     # ------------------------------------------------------------ LLM prompts and answers

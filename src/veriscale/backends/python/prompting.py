@@ -58,13 +58,15 @@ STRATEGIES = (
 
 def gt_precondition_text(task: Task) -> str:
     """The GT ``precondition`` after the task's helpers."""
-    assert python_sections(task) is not None
-    parts = [python_sections(task).aux.strip(), python_sections(task).precondition.strip()]
+    py = python_sections(task)
+    assert py is not None
+    parts = [py.aux.strip(), py.precondition.strip()]
     return "\n\n".join(p for p in parts if p)
 
 
 def spec_texts(task: Task, spec: Spec) -> tuple[str, str]:
-    assert python_sections(task) is not None
+    py = python_sections(task)
+    assert py is not None
     pre = spec.precond if spec.precond is not None else gt_precondition_text(task)
-    post = spec.postcond if spec.postcond is not None else python_sections(task).postcondition
+    post = spec.postcond if spec.postcond is not None else py.postcondition
     return pre.strip(), post.strip()

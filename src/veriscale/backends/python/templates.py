@@ -153,9 +153,10 @@ def _py_edge_condition(sig: Signature) -> tuple[str, str] | None:
 
 
 def _py_reference(task: Task) -> str | None:
-    if python_sections(task) is None or not python_sections(task).reference.strip():
+    py = python_sections(task)
+    if py is None or not py.reference.strip():
         return None
-    src = python_sections(task).reference.strip("\n")
+    src = py.reference.strip("\n")
     return re.sub(r"(?<![\w.])reference(?!\w)", PY_REF, src)
 
 

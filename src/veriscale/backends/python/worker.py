@@ -417,13 +417,14 @@ def _arc_tracer(arcs: set[tuple[int, int]]) -> Any:
         if event != "call" or frame.f_code.co_filename != "<candidate>":
             return None
         code = frame.f_code
+        raw = code.co_code  # read once per frame, not on every line event
         first = code.co_firstlineno
         fresh = frame.f_lasti < 0 if _RESUME is None \
-            else code.co_code[frame.f_lasti + 1] == 0  # RESUME 0: a call, not a resume
+            else raw[frame.f_lasti + 1] == 0  # RESUME 0: a call, not a resume
         last = [-first if fresh else frame.f_lineno]
 
         def local(frame: Any, event: str, arg: Any) -> Any:
-            raw, at = code.co_code, frame.f_lasti
+            at = frame.f_lasti
             if event == "line":
                 if _PUSH_EXC_INFO is not None and 0 <= at < len(raw) \
                         and raw[at] == _PUSH_EXC_INFO:
