@@ -27,10 +27,10 @@ from veriscale.evaluation.verify import (
     precond_verdict,
     reference_verdict,
 )
-from veriscale.values import ArrayT, LeanType, ListT, OptionT, ProdT, Scalar, check
+from veriscale.values import ArrayT, ListT, OptionT, ProdT, Scalar, ValueType, check
 
 
-def carrier(t: LeanType) -> LeanType:
+def carrier(t: ValueType) -> ValueType:
     """The type with the distinctions a port ignores erased."""
     if isinstance(t, (ListT, ArrayT)):
         return ListT(carrier(t.elem))
@@ -124,7 +124,7 @@ class PortReport:
         }
 
 
-def _representable(target: Task, value: Any, t: LeanType) -> bool:
+def _representable(target: Task, value: Any, t: ValueType) -> bool:
     from veriscale.backends.language import plugin_for
 
     if check(t, value) is not None:
@@ -176,7 +176,7 @@ def audit(backend: Backend, tasks: Sequence[Task], report: PortReport) -> list[T
         k = 0
         rt = task.signature.return_type
 
-        def show(v: Any, task: Task = task, rt: LeanType = rt) -> str:
+        def show(v: Any, task: Task = task, rt: ValueType = rt) -> str:
             return show_value(task, rt, v)
 
         def undecided(why: str, task_id: str = task.id) -> None:

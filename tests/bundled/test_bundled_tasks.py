@@ -19,16 +19,16 @@ import pytest
 
 from veriscale.backends.language import plugin_for
 from veriscale.backends.lean.sections import lean_sections
-from veriscale.backends.lean.verina_json import decode
 from veriscale.benchmark.model import Signature
+from veriscale.benchmark.verina.codec import decode
 from veriscale.values import (
     ArrayT,
-    LeanType,
     ListT,
     OptionT,
     ProdT,
     Scalar,
     Some,
+    ValueType,
     check,
     from_native,
     to_native,
@@ -187,7 +187,7 @@ def test_several_valid_outputs(tasks: list[Bundled]) -> None:
 # --- totality: specifications never crash on well-typed values --------------------------
 
 
-def sample_values(t: LeanType, rng: random.Random, depth: int = 0) -> list[Any]:
+def sample_values(t: ValueType, rng: random.Random, depth: int = 0) -> list[Any]:
     """A few canonical values of ``t``: edge cases plus random ones (deterministic via rng)."""
     if isinstance(t, Scalar):
         if t.name == "Nat":
@@ -246,7 +246,7 @@ def test_specifications_are_fast_on_large_inputs(tasks: list[Bundled]) -> None:
     """60-element lists with 10^20-sized values: pre, reference and post well under a second."""
     rng = random.Random(7)
 
-    def big(t: LeanType) -> Any:
+    def big(t: ValueType) -> Any:
         if isinstance(t, Scalar):
             return sample_values(t, rng)[-2] if t.name in ("Nat", "Int") else sample_values(t, rng)[-1]
         if isinstance(t, (ListT, ArrayT)):

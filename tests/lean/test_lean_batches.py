@@ -7,9 +7,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from veriscale.backends.lean import render
-from veriscale.backends.lean.literal import parse_lean, to_lean
 from veriscale.backends.lean.messages import batch_answers
 from veriscale.backends.lean.process import LeanMessage
+from veriscale.benchmark.verina import notation
 from veriscale.values import ListT, OptionT, ProdT, Scalar
 
 PROBE = "set_option maxHeartbeats 2000 in "
@@ -53,8 +53,8 @@ def _typed_values(draw: st.DrawFn) -> tuple[object, object]:
                            max_size=3))
         return ListT(t), tuple(vs)
     if shape == "option":
-        return OptionT(t), draw(st.sampled_from([None, "some"])) and parse_lean(
-            OptionT(t), f"some ({to_lean(t, v)})")
+        return OptionT(t), draw(st.sampled_from([None, "some"])) and notation.parse(
+            OptionT(t), f"some ({notation.render(t, v)})")
     if shape == "pair":
         return ProdT(t, t), (v, v)
     return t, v
@@ -62,7 +62,7 @@ def _typed_values(draw: st.DrawFn) -> tuple[object, object]:
 
 @given(st.lists(_typed_values(), min_size=1, max_size=6))
 def test_a_printed_list_splits_into_the_elements_printed_alone(items: list) -> None:
-    texts = [to_lean(t, v) for t, v in items]
+    texts = [notation.render(t, v) for t, v in items]
     assert render.split_list("[" + ", ".join(texts) + "]") == texts
 
 
@@ -159,11 +159,11 @@ def test_values_as_data_read_back_as_the_literals_denote(items: list) -> None:
     import json
 
     from veriscale.backends.lean import data
-    from veriscale.backends.lean.literal import parse_lean_args
+    from veriscale.benchmark.verina import notation
 
     types = [t for t, _ in items]
     values = [v for _, v in items]
-    assert parse_lean_args(types, " ".join(to_lean(t, v) for t, v in items)) == values
+    assert notation.parse_args(types, " ".join(notation.render(t, v) for t, v in items)) == values
     row = json.loads(json.dumps(data.row(types, values)))
     for k, (t, v) in enumerate(items):  # the nested pair's k-th value
         j = row

@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from veriscale.backends.lean.lexer import LexError, blank, lex, tokenize
-from veriscale.backends.lean.literal import lean_char, lean_string
+from veriscale.benchmark.verina import notation
 
 
 def texts(src: str) -> list[str]:
@@ -83,7 +83,7 @@ def test_blank_keeps_lines() -> None:
 @given(st.lists(st.text(max_size=8), max_size=5), st.lists(st.characters(), max_size=3))
 def test_rendered_literals_are_one_token(strings: list[str], chars: list[str]) -> None:
     """Whatever VeriScale renders as a Lean literal lexes as exactly that literal."""
-    parts = [lean_string(s) for s in strings] + [lean_char(c) for c in chars
+    parts = [notation.string_literal(s) for s in strings] + [notation.char_literal(c) for c in chars
                                                  if c not in "\n\r" and c.isprintable()]
     src = " ∧ ".join(["x", *parts])
     toks = tokenize(src)

@@ -6,10 +6,10 @@ import pytest
 
 from veriscale.backends.base import Implementation, Spec
 from veriscale.backends.lean import render
-from veriscale.backends.lean.literal import parse_lean
 from veriscale.backends.lean.process import LeanMessage
 from veriscale.backends.lean.sections import LeanSections
 from veriscale.benchmark.model import Signature, Task
+from veriscale.benchmark.verina import notation
 from veriscale.values import Some, parse_type
 
 
@@ -91,7 +91,7 @@ def test_projection_round_trip(ty: str, value: object, reduced: str) -> None:
     t = parse_type(ty)
     term, shown = render.projection(t, "e")
     assert "e" in term
-    assert render.unproject(t, parse_lean(shown, reduced)) == value
+    assert render.unproject(t, notation.parse(shown, reduced)) == value
 
 
 def test_layout_ranges_and_attribution() -> None:

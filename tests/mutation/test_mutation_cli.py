@@ -6,7 +6,7 @@ import json
 
 from click.testing import CliRunner
 
-from veriscale.backends.lean.verina_json import decode
+from veriscale.benchmark.verina.codec import decode
 from veriscale.cli import main
 from veriscale.values import CHAR, STRING, check, parse_type
 

@@ -7,8 +7,8 @@ import random
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from veriscale.backends.lean.literal import parse_lean, to_lean
-from veriscale.backends.lean.verina_json import decode, encode
+from veriscale.benchmark.verina import notation
+from veriscale.benchmark.verina.codec import decode, encode
 from veriscale.expansion.mutation import (
     IngredientPool,
     MutationConfig,
@@ -27,7 +27,7 @@ SETTINGS = settings(
 
 def _assert_canonical(t, m) -> None:
     assert check(t, m) is None, (str(t), m)
-    assert same_value(parse_lean(t, to_lean(t, m)), m), (str(t), m)
+    assert same_value(notation.parse(t, notation.render(t, m)), m), (str(t), m)
     assert same_value(decode(t, encode(t, m)), m), (str(t), m)
 
 

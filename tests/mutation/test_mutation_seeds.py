@@ -9,8 +9,8 @@ from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 
-from veriscale.backends.lean.literal import to_lean
 from veriscale.benchmark.model import ExpectedPair, Signature, Task
+from veriscale.benchmark.verina import notation
 from veriscale.expansion.mutation import MutationConfig, check_input, input_key, mutate_inputs
 from veriscale.expansion.seeds import LONG, boundary_values, offline_seeds, own_inputs
 from veriscale.values import (
@@ -46,7 +46,7 @@ def test_boundary_values_are_canonical_and_distinct(t) -> None:
     assert values
     for v in values:
         assert check(t, v) is None, (str(t), v)
-        to_lean(t, v)
+        notation.render(t, v)
     keys = [input_key((t,))((v,)) for v in values]
     assert len(set(keys)) == len(keys)
 

@@ -7,8 +7,8 @@ import math
 
 import pytest
 
-from veriscale.backends.lean.literal import parse_lean, to_lean
-from veriscale.backends.lean.verina_json import decode, encode, json_render_hazard, render_hazard
+from veriscale.benchmark.verina import notation
+from veriscale.benchmark.verina.codec import decode, encode, json_render_hazard, render_hazard
 from veriscale.values import (
     BOOL,
     CHAR,
@@ -75,12 +75,12 @@ from veriscale.values import (
     ],
 )
 def test_parse_forms(t, text, value):
-    assert parse_lean(t, text) == value
+    assert notation.parse(t, text) == value
 
 
 def test_nan_forms():
-    assert math.isnan(parse_lean(FLOAT, "NaN"))
-    assert math.isnan(parse_lean(FLOAT, to_lean(FLOAT, math.nan)))
+    assert math.isnan(notation.parse(FLOAT, "NaN"))
+    assert math.isnan(notation.parse(FLOAT, notation.render(FLOAT, math.nan)))
 
 
 @pytest.mark.parametrize(
@@ -103,7 +103,7 @@ def test_nan_forms():
 )
 def test_truncated_or_foreign_text_is_unparsable(t, text):
     with pytest.raises(Unparsable):
-        parse_lean(t, text)
+        notation.parse(t, text)
 
 
 @pytest.mark.parametrize(
@@ -118,14 +118,14 @@ def test_truncated_or_foreign_text_is_unparsable(t, text):
 )
 def test_complete_but_wrong_values_are_ill_typed(t, text):
     with pytest.raises(IllTyped):
-        parse_lean(t, text)
+        notation.parse(t, text)
 
 
 def test_two_char_char_is_rejected():
     with pytest.raises(IllTyped):
         decode(CHAR, "ab")
     with pytest.raises(ValueError_):  # `'ab'` is not even a Lean char literal
-        parse_lean(CHAR, "'ab'")
+        notation.parse(CHAR, "'ab'")
 
 
 @pytest.mark.parametrize(
@@ -167,17 +167,17 @@ def test_encode_forms_verina_can_render():
 
 
 def test_to_lean_forms():
-    assert to_lean(INT, -3) == "(-3)"
-    assert to_lean(INT, -3, arg=False) == "-3"
-    assert to_lean(OptionT(INT), Some(-3)) == "(some (-3))"
-    assert to_lean(ListT(INT), (-1, 2)) == "[-1, 2]"
-    assert to_lean(STRING, 'a"b\n') == '"a\\"b\\n"'
-    assert to_lean(CHAR, "\\") == "'\\\\'"
-    assert to_lean(ProdT(NAT, ProdT(NAT, NAT)), (1, (2, 3))) == "(1, 2, 3)"
+    assert notation.render(INT, -3) == "(-3)"
+    assert notation.render(INT, -3, arg=False) == "-3"
+    assert notation.render(OptionT(INT), Some(-3)) == "(some (-3))"
+    assert notation.render(ListT(INT), (-1, 2)) == "[-1, 2]"
+    assert notation.render(STRING, 'a"b\n') == '"a\\"b\\n"'
+    assert notation.render(CHAR, "\\") == "'\\\\'"
+    assert notation.render(ProdT(NAT, ProdT(NAT, NAT)), (1, (2, 3))) == "(1, 2, 3)"
     with pytest.raises(IllTyped):
-        to_lean(NAT, -1)
+        notation.render(NAT, -1)
     with pytest.raises(IllTyped):
-        to_lean(CHAR, "ab")
+        notation.render(CHAR, "ab")
 
 
 def test_render_hazards():
@@ -257,7 +257,7 @@ def test_bad_type_strings_raise(text):
 def test_compounds_of_foreign_opaque_text_round_trip_as_json_lists() -> None:
     """Coq reals (`1%R`) inside a list or pair cannot be read back by the Lean
     literal parser: they are written element by element instead."""
-    from veriscale.backends.lean.verina_json import decode, encode
+    from veriscale.benchmark.verina.codec import decode, encode
     from veriscale.values.types import ListT, Opaque, ProdT, Scalar
     from veriscale.values.value import OpaqueValue
 

@@ -7,8 +7,8 @@ import json
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from veriscale.backends.lean.literal import parse_lean, to_lean
-from veriscale.backends.lean.verina_json import decode, encode, json_render_hazard
+from veriscale.benchmark.verina import notation
+from veriscale.benchmark.verina.codec import decode, encode, json_render_hazard
 from veriscale.values import CHAR, STRING, ListT, OptionT, ProdT, check
 from veriscale.values.strategies import (
     big_ints,
@@ -34,17 +34,17 @@ def test_strategy_values_are_canonical(tv):
 @given(typed_values(), st.booleans())
 def test_to_lean_then_parse_is_identity(tv, arg):
     t, v = tv
-    text = to_lean(t, v, arg=arg)
-    assert same_value(parse_lean(t, text), v), text
+    text = notation.render(t, v, arg=arg)
+    assert same_value(notation.parse(t, text), v), text
 
 
 @SETTINGS
 @given(typed_values())
 def test_lean_text_survives_redundant_parentheses(tv):
     t, v = tv
-    text = to_lean(t, v, arg=True)
-    assert same_value(parse_lean(t, f"(({text}))"), v)
-    assert same_value(parse_lean(t, f"  {text}\n"), v)
+    text = notation.render(t, v, arg=True)
+    assert same_value(notation.parse(t, f"(({text}))"), v)
+    assert same_value(notation.parse(t, f"  {text}\n"), v)
 
 
 @SETTINGS
@@ -65,19 +65,19 @@ def test_encoded_values_are_safe_for_the_verina_renderer(tv):
 @settings(max_examples=300, deadline=None)
 @given(st.text(alphabet=chars(), max_size=30))
 def test_nasty_strings_round_trip_and_encode_safely(s):
-    assert parse_lean(STRING, to_lean(STRING, s)) == s
+    assert notation.parse(STRING, notation.render(STRING, s)) == s
     body = encode(STRING, s)
     assert decode(STRING, body) == s
     # VERINA's renderer pastes the body between quotes: that must be our literal.
-    assert '"' + body + '"' == to_lean(STRING, s)
+    assert '"' + body + '"' == notation.render(STRING, s)
 
 
 @settings(max_examples=300, deadline=None)
 @given(chars())
 def test_every_char_round_trips(c):
-    assert parse_lean(CHAR, to_lean(CHAR, c)) == c
+    assert notation.parse(CHAR, notation.render(CHAR, c)) == c
     assert decode(CHAR, encode(CHAR, c)) == c
-    assert "'" + encode(CHAR, c) + "'" == to_lean(CHAR, c)
+    assert "'" + encode(CHAR, c) + "'" == notation.render(CHAR, c)
 
 
 @settings(max_examples=200, deadline=None)
@@ -85,9 +85,9 @@ def test_every_char_round_trips(c):
 def test_big_ints_are_exact(n):
     from veriscale.values import INT
 
-    assert parse_lean(INT, to_lean(INT, n)) == n
+    assert notation.parse(INT, notation.render(INT, n)) == n
     assert decode(INT, encode(INT, n)) == n
-    assert parse_lean(ListT(INT), to_lean(ListT(INT), (n, -n))) == (n, -n)
+    assert notation.parse(ListT(INT), notation.render(ListT(INT), (n, -n))) == (n, -n)
 
 
 @settings(max_examples=100, deadline=None)
@@ -102,4 +102,4 @@ def test_type_text_round_trips(t):
 @given(values_of(OptionT(ProdT(ListT(STRING), OptionT(CHAR)))))
 def test_nested_option_product_values(v):
     t = OptionT(ProdT(ListT(STRING), OptionT(CHAR)))
-    assert same_value(parse_lean(t, to_lean(t, v)), v)
+    assert same_value(notation.parse(t, notation.render(t, v)), v)

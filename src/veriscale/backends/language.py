@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from veriscale.benchmark.model import Task
-from veriscale.values import LeanType
+from veriscale.values import ValueType
 
 SPEC_PRE_MARKER = "Precondition Implementation"
 SPEC_POST_MARKER = "Postcondition Implementation"
@@ -114,10 +114,10 @@ class LanguagePlugin(Protocol):
         """The parsed test rows and reject rows of a folder (``None`` where unreadable)."""
 
     # types and values
-    def parse_type(self, text: str) -> LeanType: ...
-    def type_text(self, t: LeanType) -> str: ...
-    def render_value(self, t: LeanType, value: Any) -> str: ...
-    def parse_value(self, t: LeanType, text: str) -> Any: ...
+    def parse_type(self, text: str) -> ValueType: ...
+    def type_text(self, t: ValueType) -> str: ...
+    def render_value(self, t: ValueType, value: Any) -> str: ...
+    def parse_value(self, t: ValueType, text: str) -> Any: ...
     def input_ok(self, task: Task, inp: Any) -> bool:
         """May a seed or mutant be this input (Coq: unary nat within a bound, ASCII
         text)? Benchmark tests are never filtered."""
@@ -256,7 +256,7 @@ def plugin_for(language: str | Task) -> LanguagePlugin:
     return getattr(importlib.import_module(module), attr)
 
 
-def show_value(task: Task, t: LeanType, value: Any) -> str:
+def show_value(task: Task, t: ValueType, value: Any) -> str:
     """``value`` of type ``t`` as ``task``'s language writes it, for messages (repr
     where the language has no plug-in or no literal for it)."""
     try:

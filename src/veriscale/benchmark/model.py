@@ -12,8 +12,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from veriscale.backends.lean.verina_json import decode, encode
-from veriscale.values import LeanType, parse_type
+from veriscale.benchmark.verina.codec import decode, encode
+from veriscale.values import ValueType, parse_type
 
 Input = tuple[Any, ...]
 """One input: canonical values in parameter order."""
@@ -22,7 +22,7 @@ Input = tuple[Any, ...]
 @dataclass(frozen=True)
 class Param:
     name: str
-    type: LeanType
+    type: ValueType
     type_text: str  # as written in the source, kept for lossless writing
 
 
@@ -30,7 +30,7 @@ class Param:
 class Signature:
     name: str
     params: tuple[Param, ...]
-    return_type: LeanType
+    return_type: ValueType
     return_text: str
 
     @classmethod

@@ -17,8 +17,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from veriscale.backends.lean.verina_json import decode, encode
 from veriscale.benchmark.model import ExpectedPair, Input, Signature
+from veriscale.benchmark.verina.codec import decode, encode
 from veriscale.values import ValueError_
 from veriscale.values.value import Unparsable
 

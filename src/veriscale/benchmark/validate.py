@@ -16,16 +16,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from veriscale.backends.lean.format import (
-    REJECT_JSON,
-    TASK_JSON,
-    TEST_JSON,
-    RawTask,
-    build_task,
-)
-from veriscale.backends.lean.verina_json import json_render_hazard
 from veriscale.benchmark.loader import task_dirs
 from veriscale.benchmark.model import Input, LoadIssue, Signature, Task
+from veriscale.benchmark.verina.codec import json_render_hazard
+from veriscale.benchmark.verina.folder import REJECT_JSON, TASK_JSON, TEST_JSON, RawTask
 from veriscale.values import ValueError_, values_equal
 
 DEFECT_KINDS = (
@@ -212,9 +206,8 @@ def suite_defects(task: str, signature: Signature, tests: Any, rejects: Any) -> 
 Loader = Callable[[RawTask], tuple[Task | None, list[LoadIssue]]]
 
 
-def lint_raw(raw: RawTask, loader: Loader = build_task) -> TaskReport:
-    """Pure: lint one task folder's raw content (``loader`` builds the task;
-    VERINA's by default)."""
+def lint_raw(raw: RawTask, loader: Loader) -> TaskReport:
+    """Pure: lint one task folder's raw content (``loader`` builds the task)."""
     task, issues = loader(raw)
     report = TaskReport(raw.name, loaded=task is not None)
     for issue in issues:
@@ -243,10 +236,9 @@ def lint_dataset(raws: Iterable[RawTask], loader: Loader | None = None) -> Valid
 
 
 def loader_for(raw: RawTask) -> Loader:
-    """The loader of the folder's own format (its language plug-in's), or VERINA's
-    builder for raw content that came from no folder."""
+    """The loader of the folder's own format (its language plug-in's)."""
     if raw.path is None:
-        return build_task
+        raise ValueError(f"{raw.name}: raw content read from no folder needs its loader")
     from veriscale.backends.language import plugin_for_dir
 
     plugin = plugin_for_dir(Path(raw.path))

@@ -13,11 +13,11 @@ from typing import Any
 
 import click
 
-from veriscale.backends.lean.verina_json import decode, encode
-from veriscale.values import LeanType, Opaque, TypeParseError, ValueError_, parse_type
+from veriscale.benchmark.verina.codec import decode, encode
+from veriscale.values import Opaque, TypeParseError, ValueError_, ValueType, parse_type
 
 
-def parse_value(t: LeanType, text: str) -> Any:
+def parse_value(t: ValueType, text: str) -> Any:
     """VALUE as VERINA JSON when it is valid JSON, else as the raw VERINA string
     (``#[1, 2]``, ``hello``, ``'a'``); the first reading that fits ``t`` wins."""
     readings: list[Any] = []

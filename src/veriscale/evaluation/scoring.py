@@ -82,7 +82,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from veriscale.backends.base import Outcome, Verdict
-from veriscale.values import LeanType, values_equal
+from veriscale.values import ValueType, values_equal
 
 
 class Score(enum.Enum):
@@ -108,7 +108,7 @@ def combine(scores: Iterable[Score]) -> Score:
     return Score.PASS
 
 
-def code_test_score(outcome: Outcome, expected: Any, return_type: LeanType) -> Score:
+def code_test_score(outcome: Outcome, expected: Any, return_type: ValueType) -> Score:
     """One code test: run outcome vs. the expected output (see the module table)."""
     if outcome.ok:
         return Score.PASS if values_equal(return_type, outcome.value, expected) else Score.FAIL
@@ -275,7 +275,7 @@ def compared_test_score(outcome: Outcome) -> Score:
 
 
 def code_tests(
-    outcomes: Sequence[Outcome], expected: Sequence[Any], return_type: LeanType,
+    outcomes: Sequence[Outcome], expected: Sequence[Any], return_type: ValueType,
     compared: bool = False,
 ) -> list[Score]:
     """Per-test code scores; lengths must match (one outcome per expected pair).

@@ -31,7 +31,7 @@ from veriscale.backends.base import (
 from veriscale.backends.causes import tally_causes
 from veriscale.backends.language import show_value
 from veriscale.benchmark.model import LoadIssue, Task
-from veriscale.values import LeanType, values_equal
+from veriscale.values import ValueType, values_equal
 
 KINDS = (
     "precond_accepts_test_input",
@@ -142,13 +142,13 @@ def postcond_verdict(v: Verdict, want: bool, reason: str = "") -> tuple[str, str
     return DISAGREE, f"GT postcondition says {v.value}"
 
 
-def _same(t: LeanType, a: Any, b: Any) -> bool:
+def _same(t: ValueType, a: Any, b: Any) -> bool:
     if values_equal(t, a, b):
         return True
     return isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b)
 
 
-def reference_verdict(t: LeanType, o: Outcome, expected: Any, compared: bool = False,
+def reference_verdict(t: ValueType, o: Outcome, expected: Any, compared: bool = False,
                       show: Callable[[Any], str] = repr) -> tuple[str, str]:
     """``compared``: ``o`` is the backend's own comparison (``test_outputs``: Lean's
     ``==``, as VERINA's code tests), its value whether the output equals ``expected``.

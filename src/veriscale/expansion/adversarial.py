@@ -33,7 +33,7 @@ from veriscale.backends.base import Backend, Outcome, Verdict, hint, reasons_of
 from veriscale.backends.causes import cause_counts
 from veriscale.benchmark.model import Implementation, Input, Signature, Spec, Task
 from veriscale.pipeline.config import AdversarySettings
-from veriscale.values import LeanType, values_equal
+from veriscale.values import ValueType, values_equal
 
 # ====================================================================== config
 
@@ -50,7 +50,7 @@ class Decision(enum.Enum):
     NO_FLAWED_ACCEPTANCE = "no_flawed_acceptance"  # rejected by GT, no flawed spec accepted it
 
 
-def outputs_differ(t: LeanType, output: Any, expected: Any) -> bool:
+def outputs_differ(t: ValueType, output: Any, expected: Any) -> bool:
     """Lean ``==`` semantics on canonical values (a NaN differs from everything)."""
     return not values_equal(t, output, expected)
 

@@ -48,13 +48,13 @@ from pydantic import BaseModel, ConfigDict, Field
 from veriscale.benchmark.model import Input
 from veriscale.values import (
     ArrayT,
-    LeanType,
     ListT,
     Opaque,
     OptionT,
     ProdT,
     Scalar,
     Some,
+    ValueType,
     check,
 )
 
@@ -115,7 +115,7 @@ IDENTITY = Step("identity")
 class SchemaSet:
     """O_τ with its distribution p (uniform unless ``weights`` is given)."""
 
-    type: LeanType
+    type: ValueType
     schemas: tuple[Schema, ...]
     weights: tuple[float, ...] | None = None
     _by_name: dict[str, Schema] = field(default_factory=dict, compare=False, repr=False)
@@ -234,7 +234,7 @@ def _string_schemas() -> tuple[Schema, ...]:
 # ------------------------------------------------------------------ fresh values
 
 
-def fresh_value(t: LeanType, rng: random.Random, *, allow_nan: bool = False) -> Any:
+def fresh_value(t: ValueType, rng: random.Random, *, allow_nan: bool = False) -> Any:
     """A small random value of ``t`` (what the append schemas add), or
     :data:`NO_FRESH` for types we cannot invent values of (opaque)."""
     if isinstance(t, Scalar):
@@ -281,7 +281,7 @@ class _NoFresh:
 NO_FRESH: Any = _NoFresh()
 
 
-def _has_fresh(t: LeanType) -> bool:
+def _has_fresh(t: ValueType) -> bool:
     if isinstance(t, Opaque):
         return False
     if isinstance(t, ProdT):
@@ -296,7 +296,7 @@ def _replace_at(x: tuple[Any, ...], j: int, v: Any) -> tuple[Any, ...]:
     return (*x[:j], v, *x[j + 1 :])
 
 
-def _seq_schemas(elem: LeanType, allow_nan: bool) -> tuple[Schema, ...]:
+def _seq_schemas(elem: ValueType, allow_nan: bool) -> tuple[Schema, ...]:
     """Sequences: replace element j (via the element's schemas), append,
     delete j, reverse — Appendix A for ``Int``/``Nat``/``Char`` elements;
     other element types also get ``duplicate`` (x ++ [x_j]). Index schemas are
@@ -343,7 +343,7 @@ def _seq_schemas(elem: LeanType, allow_nan: bool) -> tuple[Schema, ...]:
     return tuple(out)
 
 
-def _option_schemas(elem: LeanType, allow_nan: bool) -> tuple[Schema, ...]:
+def _option_schemas(elem: ValueType, allow_nan: bool) -> tuple[Schema, ...]:
     """Option: none / some(mutate inner) (identity on none) / some(fresh)."""
     inner = schema_set(elem, allow_nan)
 
@@ -376,7 +376,7 @@ def _prod_schemas(t: ProdT, allow_nan: bool) -> tuple[Schema, ...]:
 
 
 @lru_cache(maxsize=512)
-def schema_set(t: LeanType, allow_nan: bool = False) -> SchemaSet:
+def schema_set(t: ValueType, allow_nan: bool = False) -> SchemaSet:
     """O_τ and p for type ``t`` (uniform p everywhere).
 
     ==============  ====================================================
@@ -424,7 +424,7 @@ def schema_set(t: LeanType, allow_nan: bool = False) -> SchemaSet:
 
 
 @lru_cache(maxsize=1024)
-def pool_key(t: LeanType) -> LeanType:
+def pool_key(t: ValueType) -> ValueType:
     """Pools are shared by ``List τ`` and ``Array τ``: both are finite sequences
     (Appendix A models them alike) and have the same canonical values."""
     if isinstance(t, (ListT, ArrayT)):
@@ -445,17 +445,17 @@ class IngredientPool:
 
     def __init__(self, max_per_type: int = 10_000) -> None:
         self.max_per_type = max_per_type
-        self._items: dict[LeanType, list[Any]] = {}
-        self._seen: dict[LeanType, set[Any]] = {}
+        self._items: dict[ValueType, list[Any]] = {}
+        self._seen: dict[ValueType, set[Any]] = {}
 
-    def _slot(self, key: LeanType) -> tuple[list[Any], set[Any]]:
+    def _slot(self, key: ValueType) -> tuple[list[Any], set[Any]]:
         items = self._items.get(key)
         if items is None:
             items = self._items[key] = []
             self._seen[key] = set()
         return items, self._seen[key]
 
-    def _add_values(self, key: LeanType, values: Iterable[Any]) -> None:
+    def _add_values(self, key: ValueType, values: Iterable[Any]) -> None:
         items, seen = self._slot(key)
         room = self.max_per_type - len(items)
         for v in values:
@@ -466,7 +466,7 @@ class IngredientPool:
                 items.append(v)
                 room -= 1
 
-    def add(self, t: LeanType, v: Any) -> None:
+    def add(self, t: ValueType, v: Any) -> None:
         self._add_values(pool_key(t), (v,))
         if isinstance(t, (ListT, ArrayT)):
             if isinstance(t.elem, Scalar):  # the common case: no recursion needed
@@ -480,11 +480,11 @@ class IngredientPool:
         elif isinstance(t, OptionT) and v is not None:
             self.add(t.elem, v.value)
 
-    def add_input(self, types: Sequence[LeanType], inp: Input) -> None:
+    def add_input(self, types: Sequence[ValueType], inp: Input) -> None:
         for t, v in zip(types, inp, strict=True):
             self.add(t, v)
 
-    def values(self, t: LeanType) -> Sequence[Any]:
+    def values(self, t: ValueType) -> Sequence[Any]:
         return self._items.get(pool_key(t), ())
 
     def __len__(self) -> int:
@@ -499,7 +499,7 @@ class Mutator:
     ``ingredient_prob`` (when the pool has values of the type), else one schema."""
 
     def __init__(
-        self, t: LeanType, *, ingredient_prob: float = 0.3, allow_nan: bool = False
+        self, t: ValueType, *, ingredient_prob: float = 0.3, allow_nan: bool = False
     ) -> None:
         self.type = t
         self.ingredient_prob = ingredient_prob
@@ -553,7 +553,7 @@ class MutationRun:
     attempts: int = 0
 
 
-def param_types(signature: Any) -> tuple[LeanType, ...]:
+def param_types(signature: Any) -> tuple[ValueType, ...]:
     """Parameter types of a :class:`Signature` or of a plain sequence of types."""
     params = getattr(signature, "params", None)
     if params is not None:
@@ -561,7 +561,7 @@ def param_types(signature: Any) -> tuple[LeanType, ...]:
     return tuple(signature)
 
 
-def _has_float(t: LeanType) -> bool:
+def _has_float(t: ValueType) -> bool:
     if isinstance(t, Scalar):
         return t.name == "Float"
     if isinstance(t, (ListT, ArrayT, OptionT)):
@@ -571,7 +571,7 @@ def _has_float(t: LeanType) -> bool:
     return False
 
 
-def _float_key(t: LeanType, v: Any) -> Any:
+def _float_key(t: ValueType, v: Any) -> Any:
     # Python says 0.0 == -0.0 and nan != nan; Lean programs can tell the former
     # apart (1/x) and a NaN should count once, so floats get an exact key.
     if isinstance(t, Scalar):
@@ -587,7 +587,7 @@ def _float_key(t: LeanType, v: Any) -> Any:
     return v
 
 
-def input_key(types: Sequence[LeanType]) -> Callable[[Input], Any]:
+def input_key(types: Sequence[ValueType]) -> Callable[[Input], Any]:
     """The duplicate-detection key of inputs of ``types`` (identity unless a
     Float is involved)."""
     if not any(_has_float(t) for t in types):
@@ -595,7 +595,7 @@ def input_key(types: Sequence[LeanType]) -> Callable[[Input], Any]:
     return lambda inp: tuple(_float_key(t, v) for t, v in zip(types, inp, strict=True))
 
 
-def check_input(types: Sequence[LeanType], inp: Any) -> str | None:
+def check_input(types: Sequence[ValueType], inp: Any) -> str | None:
     """Why ``inp`` is not a well-typed input of ``types``, or ``None``."""
     if not isinstance(inp, tuple) or len(inp) != len(types):
         return f"input must be a tuple of {len(types)} values"

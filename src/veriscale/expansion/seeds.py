@@ -20,7 +20,7 @@ from functools import lru_cache
 from typing import Any
 
 from veriscale.expansion.mutation import Input, check_input, input_key, param_types
-from veriscale.values import ArrayT, LeanType, ListT, OptionT, ProdT, Scalar, Some
+from veriscale.values import ArrayT, ListT, OptionT, ProdT, Scalar, Some, ValueType
 
 LONG = 60  # length of the "long" sequences: beyond any hand-written example
 
@@ -79,7 +79,7 @@ def _scalar_boundaries(name: str, allow_nan: bool) -> list[Any]:
     return []  # pragma: no cover - Scalar names are fixed
 
 
-def _long_sequences(elem: LeanType, small: list[Any]) -> list[tuple[Any, ...]]:
+def _long_sequences(elem: ValueType, small: list[Any]) -> list[tuple[Any, ...]]:
     """Long sequences: ascending, descending, shuffled, all-equal."""
     if isinstance(elem, Scalar) and elem.name in ("Int", "Nat", "UInt8"):
         start = -(LONG // 3) if elem.name == "Int" else 0
@@ -92,7 +92,7 @@ def _long_sequences(elem: LeanType, small: list[Any]) -> list[tuple[Any, ...]]:
     return [ascending, ascending[::-1], tuple(shuffled), (small[0],) * LONG]
 
 
-def _seq_boundaries(elem: LeanType, allow_nan: bool) -> list[tuple[Any, ...]]:
+def _seq_boundaries(elem: ValueType, allow_nan: bool) -> list[tuple[Any, ...]]:
     elems = boundary_values(elem, allow_nan=allow_nan)
     if not elems:
         return [()]
@@ -114,7 +114,7 @@ def _seq_boundaries(elem: LeanType, allow_nan: bool) -> list[tuple[Any, ...]]:
 
 
 @lru_cache(maxsize=256)
-def _boundaries(t: LeanType, allow_nan: bool) -> tuple[Any, ...]:
+def _boundaries(t: ValueType, allow_nan: bool) -> tuple[Any, ...]:
     if isinstance(t, Scalar):
         values: list[Any] = _scalar_boundaries(t.name, allow_nan)
     elif isinstance(t, (ListT, ArrayT)):
@@ -139,7 +139,7 @@ def _boundaries(t: LeanType, allow_nan: bool) -> tuple[Any, ...]:
     return tuple(_dedup(values, key=lambda v: key((v,))))
 
 
-def boundary_values(t: LeanType, *, allow_nan: bool = False) -> list[Any]:
+def boundary_values(t: ValueType, *, allow_nan: bool = False) -> list[Any]:
     """Ordered, distinct boundary values of ``t`` (empty for opaque types)."""
     return list(_boundaries(t, allow_nan))
 

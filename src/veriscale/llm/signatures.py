@@ -19,7 +19,7 @@ from veriscale.benchmark.model import Signature
 
 def to_model_json(t: Any, v: Any) -> Any:
     """The JSON a model should write for value ``v`` of type ``t`` (prompt examples)."""
-    from veriscale.backends.lean.verina_json import encode
+    from veriscale.benchmark.verina.codec import encode
     from veriscale.values import ArrayT, ListT, ProdT, Scalar
 
     if isinstance(t, Scalar) and t.name in ("String", "Char"):
@@ -33,7 +33,7 @@ def to_model_json(t: Any, v: Any) -> Any:
 
 def from_model_json(t: Any, raw: Any) -> Any:
     """The canonical value of ``t`` that a model's JSON ``raw`` denotes; raises when ill-typed."""
-    from veriscale.backends.lean.verina_json import decode
+    from veriscale.benchmark.verina.codec import decode
     from veriscale.values import ArrayT, ListT, ProdT, Scalar, conform
 
     if isinstance(t, Scalar) and t.name == "String":

@@ -1,7 +1,7 @@
 """Language-neutral types and typed values: the vocabulary every other package speaks.
 
-Literal codecs live with their language (``veriscale.backends.<language>.literal``;
-VERINA's JSON rows: ``veriscale.backends.lean.verina_json``)."""
+Literal syntaxes live with their language (``veriscale.backends.<language>``); the
+VERINA format's value notation and JSON codec in ``veriscale.benchmark.verina``."""
 
 from veriscale.values.types import (
     BOOL,
@@ -12,13 +12,13 @@ from veriscale.values.types import (
     STRING,
     UINT8,
     ArrayT,
-    LeanType,
     ListT,
     Opaque,
     OptionT,
     ProdT,
     Scalar,
     TypeParseError,
+    ValueType,
     is_modelled,
     parse_type,
 )
@@ -37,10 +37,32 @@ from veriscale.values.value import (
 )
 
 __all__ = [
-    "BOOL", "CHAR", "FLOAT", "INT", "NAT", "STRING", "UINT8",
-    "ArrayT", "IllTyped", "LeanType", "ListT", "Opaque", "OpaqueValue", "OptionT",
-    "ProdT", "Scalar", "Some", "TypeParseError", "Unparsable", "ValueError_",
-    "check", "conform", "from_native", "is_modelled", "leaves",
+    "BOOL",
+    "CHAR",
+    "FLOAT",
+    "INT",
+    "NAT",
+    "STRING",
+    "UINT8",
+    "ArrayT",
+    "IllTyped",
+    "ListT",
+    "Opaque",
+    "OpaqueValue",
+    "OptionT",
+    "ProdT",
+    "Scalar",
+    "Some",
+    "TypeParseError",
+    "Unparsable",
+    "ValueError_",
+    "ValueType",
+    "check",
+    "conform",
+    "from_native",
+    "is_modelled",
+    "leaves",
     "parse_type",
-    "to_native", "values_equal",
+    "to_native",
+    "values_equal",
 ]

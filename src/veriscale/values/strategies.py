@@ -2,7 +2,7 @@
 
 Shared by every area's property tests (values, mutation, reduction, formats):
 
-* :func:`types_strategy` draws modelled :class:`LeanType` trees (scalars,
+* :func:`types_strategy` draws modelled :class:`ValueType` trees (scalars,
   ``List``/``Array``/``Option`` of anything, products, nested);
 * :func:`values_of` draws canonical values of a given type, biased towards
   the nasty cases a suite must survive: strings with quotes, backslashes,
@@ -29,12 +29,12 @@ from veriscale.values.types import (
     STRING,
     UINT8,
     ArrayT,
-    LeanType,
     ListT,
     Opaque,
     OptionT,
     ProdT,
     Scalar,
+    ValueType,
 )
 from veriscale.values.value import OpaqueValue, Some
 
@@ -63,11 +63,11 @@ def big_ints(min_value: int | None = None) -> st.SearchStrategy[int]:
     return out
 
 
-def types_strategy(max_leaves: int = 4) -> st.SearchStrategy[LeanType]:
+def types_strategy(max_leaves: int = 4) -> st.SearchStrategy[ValueType]:
     """Modelled Lean types, nested up to about ``max_leaves`` constructors."""
     scalars = st.sampled_from(SCALAR_TYPES)
 
-    def extend(inner: st.SearchStrategy[LeanType]) -> st.SearchStrategy[LeanType]:
+    def extend(inner: st.SearchStrategy[ValueType]) -> st.SearchStrategy[ValueType]:
         return st.one_of(
             inner.map(ListT),
             inner.map(ArrayT),
@@ -79,7 +79,7 @@ def types_strategy(max_leaves: int = 4) -> st.SearchStrategy[LeanType]:
 
 
 def values_of(
-    t: LeanType, *, allow_nan: bool = True, max_size: int = 4
+    t: ValueType, *, allow_nan: bool = True, max_size: int = 4
 ) -> st.SearchStrategy[Any]:
     """Canonical values of ``t`` (see :mod:`veriscale.values.value`)."""
     if isinstance(t, Scalar):
@@ -118,7 +118,7 @@ def _scalar_values(name: str, allow_nan: bool) -> st.SearchStrategy[Any]:
     raise TypeError(f"unknown scalar {name}")
 
 
-def typed_values(max_leaves: int = 4) -> st.SearchStrategy[tuple[LeanType, Any]]:
+def typed_values(max_leaves: int = 4) -> st.SearchStrategy[tuple[ValueType, Any]]:
     """``(type, value)`` pairs: a type from :func:`types_strategy` and a value of it."""
     return types_strategy(max_leaves).flatmap(lambda t: st.tuples(st.just(t), values_of(t)))
 

@@ -1,10 +1,11 @@
-"""Lean types as a small AST.
+"""The neutral value types, as a small AST.
 
-Signature strings in benchmarks are written by hand (``List (Int)``,
-``(Int × Int)``, ``Prod Nat Nat``); parsing them once into a canonical tree is
-what lets every later stage treat ``List (Int)`` and ``List Int`` alike.
-Types we cannot model (``Map Int Int``, ``Int -> Bool``) become :class:`Opaque`
-and travel through as Lean text.
+Benchmarks name parameter types in a signature notation (VERINA's, which every
+format here shares): ``List (Int)``, ``(Int × Int)``, ``Prod Nat Nat``. These are
+written by hand; parsing them once into a canonical tree is what lets every later
+stage treat ``List (Int)`` and ``List Int`` alike, and lets each language plug-in
+map a type to its own syntax. Types we cannot model (``Map Int Int``,
+``Int -> Bool``) become :class:`Opaque` and travel through as notation text.
 """
 
 from __future__ import annotations
@@ -20,83 +21,83 @@ class TypeParseError(ValueError):
 
 
 @dataclass(frozen=True)
-class LeanType:
-    """Base class of all types; ``str(t)`` is canonical Lean source."""
+class ValueType:
+    """Base class of all types; ``str(t)`` is the canonical signature notation."""
 
-    def lean(self) -> str:
+    def notation(self) -> str:
         raise NotImplementedError
 
     def __str__(self) -> str:
-        return self.lean()
+        return self.notation()
 
     def atom(self) -> str:
-        """Lean text safe to use as a type argument (parenthesised if compound)."""
-        text = self.lean()
+        """Notation safe to use as a type argument (parenthesised if compound)."""
+        text = self.notation()
         return text if isinstance(self, Scalar) else f"({text})"
 
 
 @dataclass(frozen=True)
-class Scalar(LeanType):
+class Scalar(ValueType):
     name: str
 
-    def lean(self) -> str:
+    def notation(self) -> str:
         return self.name
 
 
 @dataclass(frozen=True)
-class ListT(LeanType):
-    elem: LeanType
+class ListT(ValueType):
+    elem: ValueType
 
-    def lean(self) -> str:
+    def notation(self) -> str:
         return f"List {self.elem.atom()}"
 
 
 @dataclass(frozen=True)
-class ArrayT(LeanType):
-    elem: LeanType
+class ArrayT(ValueType):
+    elem: ValueType
 
-    def lean(self) -> str:
+    def notation(self) -> str:
         return f"Array {self.elem.atom()}"
 
 
 @dataclass(frozen=True)
-class OptionT(LeanType):
-    elem: LeanType
+class OptionT(ValueType):
+    elem: ValueType
 
-    def lean(self) -> str:
+    def notation(self) -> str:
         return f"Option {self.elem.atom()}"
 
 
 @dataclass(frozen=True)
-class ProdT(LeanType):
-    fst: LeanType
-    snd: LeanType
+class ProdT(ValueType):
+    fst: ValueType
+    snd: ValueType
 
-    def lean(self) -> str:
+    def notation(self) -> str:
         left = self.fst.atom() if isinstance(self.fst, ProdT) else _arg(self.fst)
         return f"{left} × {_arg(self.snd, right=True)}"
 
 
 @dataclass(frozen=True)
-class Opaque(LeanType):
-    """A type we do not model; values of it are kept as Lean source text."""
+class Opaque(ValueType):
+    """A type we do not model; values of it are kept as notation text."""
 
     text: str
 
-    def lean(self) -> str:
+    def notation(self) -> str:
         return self.text
 
     def atom(self) -> str:
         return self.text if re.fullmatch(r"[\w.]+", self.text) else f"({self.text})"
 
 
-def _arg(t: LeanType, right: bool = False) -> str:
+def _arg(t: ValueType, right: bool = False) -> str:
     # `×` binds looser than application and is right-associative.
     if isinstance(t, ProdT):
-        return t.lean() if right else t.atom()
+        return t.notation() if right else t.atom()
     if isinstance(t, Opaque):
         return t.atom()
-    return t.lean()
+    return t.notation()
 
 
 NAT, INT, BOOL, CHAR, STRING, FLOAT, UINT8 = (Scalar(n) for n in SCALARS)
@@ -132,13 +133,13 @@ class _Parser:
         self.pos += 1
         return tok
 
-    def parse(self) -> LeanType:
+    def parse(self) -> ValueType:
         t = self.arrow()
         if self.peek() is not None:
             raise TypeParseError(f"unexpected {self.peek()!r} in type {self.text!r}")
         return t
 
-    def arrow(self) -> LeanType:
+    def arrow(self) -> ValueType:
         start = self.pos
         left = self.prod()
         if self.peek() in ("->", "→"):
@@ -147,14 +148,14 @@ class _Parser:
             return Opaque(_join(self.tokens[start : self.pos]))
         return left
 
-    def prod(self) -> LeanType:
+    def prod(self) -> ValueType:
         left = self.app()
         if self.peek() == "×":
             self.take()
             return ProdT(left, self.prod())
         return left
 
-    def app(self) -> LeanType:
+    def app(self) -> ValueType:
         start = self.pos
         head = self.take()
         if head == "(":
@@ -164,7 +165,7 @@ class _Parser:
             return inner
         if head in (")", "×", "->", "→") or not re.match(r"[A-Za-z_]", head):
             raise TypeParseError(f"unexpected {head!r} in type {self.text!r}")
-        args: list[LeanType] = []
+        args: list[ValueType] = []
         while self.peek() is not None and self.peek() not in (")", "×", "->", "→"):
             args.append(self.atom())
         if head in ("List", "Array", "Option") and len(args) == 1:
@@ -175,7 +176,7 @@ class _Parser:
             return Scalar(head)
         return Opaque(_join(self.tokens[start : self.pos]))
 
-    def atom(self) -> LeanType:
+    def atom(self) -> ValueType:
         tok = self.take()
         if tok == "(":
             inner = self.arrow()
@@ -198,14 +199,14 @@ def _join(tokens: list[str]) -> str:
     return out
 
 
-def parse_type(text: str) -> LeanType:
+def parse_type(text: str) -> ValueType:
     """Parse a Lean type string; unknown constructors become :class:`Opaque`."""
     if not isinstance(text, str) or not text.strip():
         raise TypeParseError(f"empty type string {text!r}")
     return _Parser(text.strip()).parse()
 
 
-def is_modelled(t: LeanType) -> bool:
+def is_modelled(t: ValueType) -> bool:
     """True when every part of ``t`` is a type we model (no opaque leaves)."""
     if isinstance(t, Opaque):
         return False

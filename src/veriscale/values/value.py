@@ -29,12 +29,12 @@ from typing import Any
 
 from veriscale.values.types import (
     ArrayT,
-    LeanType,
     ListT,
     Opaque,
     OptionT,
     ProdT,
     Scalar,
+    ValueType,
 )
 
 
@@ -68,7 +68,7 @@ def _scalar_ok(c: str) -> bool:
     return not (0xD800 <= ord(c) <= 0xDFFF)
 
 
-def check(t: LeanType, v: Any) -> str | None:
+def check(t: ValueType, v: Any) -> str | None:
     """Why ``v`` is not a canonical value of ``t``, or ``None`` when it is."""
     if isinstance(t, Scalar):
         name = t.name
@@ -120,7 +120,7 @@ def check(t: LeanType, v: Any) -> str | None:
     return f"unknown type {t!r}"  # pragma: no cover
 
 
-def conform(t: LeanType, v: Any) -> Any:
+def conform(t: ValueType, v: Any) -> Any:
     """Turn a loosely shaped Python value (lists, plain ints for Float, ...) into
     the canonical value of ``t``; raise :class:`IllTyped` when it does not fit.
 
@@ -134,7 +134,7 @@ def conform(t: LeanType, v: Any) -> Any:
     return out
 
 
-def _conform(t: LeanType, v: Any) -> Any:
+def _conform(t: ValueType, v: Any) -> Any:
     if isinstance(t, Scalar):
         if t.name == "Float" and isinstance(v, int) and not isinstance(v, bool):
             return float(v)
@@ -154,7 +154,7 @@ def _conform(t: LeanType, v: Any) -> Any:
     return v
 
 
-def to_native(t: LeanType, v: Any) -> Any:
+def to_native(t: ValueType, v: Any) -> Any:
     """The plain Python value user code sees (lists, tuples, ``None``/value)."""
     if isinstance(t, (ListT, ArrayT)):
         return [to_native(t.elem, x) for x in v]
@@ -167,7 +167,7 @@ def to_native(t: LeanType, v: Any) -> Any:
     return v
 
 
-def from_native(t: LeanType, v: Any) -> Any:
+def from_native(t: ValueType, v: Any) -> Any:
     """Inverse of :func:`to_native`; raises :class:`IllTyped` on a bad shape."""
     if isinstance(t, OptionT):
         return None if v is None else Some(from_native(t.elem, v))
@@ -184,14 +184,14 @@ def from_native(t: LeanType, v: Any) -> Any:
     return conform(t, v)
 
 
-def values_equal(t: LeanType, a: Any, b: Any) -> bool:
+def values_equal(t: ValueType, a: Any, b: Any) -> bool:
     """Equality as Lean's ``==`` sees it (NaN is never equal, as in Lean)."""
     if isinstance(t, Scalar) and t.name == "Float":
         return a == b and not (isinstance(a, float) and math.isnan(a))
     return a == b
 
 
-def leaves(t: LeanType, v: Any) -> Iterator[tuple[LeanType, Any]]:
+def leaves(t: ValueType, v: Any) -> Iterator[tuple[ValueType, Any]]:
     """Each scalar or opaque value inside ``v`` (a canonical value of ``t``), with its type."""
     if isinstance(t, (ListT, ArrayT)):
         for x in v:

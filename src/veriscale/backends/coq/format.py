@@ -21,7 +21,6 @@ from veriscale.atomic import write_files_atomic
 from veriscale.backends.coq.literal import parse_coq, to_coq
 from veriscale.backends.coq.sections import LANGUAGE, CoqSections, coq_sections
 from veriscale.backends.coq.types import parse_coq_type
-from veriscale.backends.lean.verina_json import decode
 from veriscale.benchmark import rows
 from veriscale.benchmark.model import (
     LoadIssue,
@@ -29,7 +28,10 @@ from veriscale.benchmark.model import (
     Signature,
     Task,
 )
-from veriscale.benchmark.sections import (
+from veriscale.benchmark.verina import folder
+from veriscale.benchmark.verina.codec import decode
+from veriscale.benchmark.verina.folder import DESCRIPTION, TASK_JSON, Layout
+from veriscale.benchmark.verina.sections import (
     BODY_SECTIONS,
     IMPORT_FIELDS,
     SECTION_FIELDS,
@@ -38,15 +40,14 @@ from veriscale.benchmark.sections import (
     SectionError,
     read_sections,
 )
-from veriscale.benchmark.sections import split_sections as sections_of
+from veriscale.benchmark.verina.sections import split_sections as sections_of
 from veriscale.values import TypeParseError
-from veriscale.values.value import Unparsable
 
-TASK_JSON = "task.json"
-DESCRIPTION = "description.txt"
 TASK_V = "task.v"
 TEST_JSON = "coq_test.json"
 REJECT_JSON = "coq_reject_inputs.json"
+LAYOUT = Layout(TASK_V, tests=TEST_JSON, rejects=REJECT_JSON)
+"""The Coq track's task folder: its own task file and rows files."""
 
 RAW_JSON_VALUE = "raw_json_value"
 SIGNATURE_FROM_TASK_V = "signature_from_task_v"
@@ -230,10 +231,6 @@ def decode_value(t: Any, raw: Any) -> tuple[Any, bool]:
     return decode(t, raw), True
 
 
-def _kind(exc: Exception) -> str:
-    return "unparsable" if isinstance(exc, Unparsable) else "ill_typed"
-
-
 def load_task_dir(path: Path) -> tuple[Task | None, list[LoadIssue]]:
     """Load one Coq task folder; a bad value drops only its row (issue recorded)."""
     path = Path(path)
@@ -243,24 +240,9 @@ def load_task_dir(path: Path) -> tuple[Task | None, list[LoadIssue]]:
     def issue(file: str, where: str, kind: str, message: str) -> None:
         issues.append(LoadIssue(name, file, where, kind, message))
 
-    texts: dict[str, str] = {}
-    for fname in (TASK_JSON, TASK_V, TEST_JSON, REJECT_JSON, DESCRIPTION):
-        f = path / fname
-        if not f.is_file():
-            issue(fname, "", "missing_file", f"{f} does not exist")
-            continue
-        try:
-            with open(f, encoding="utf-8", newline="") as fh:
-                texts[fname] = fh.read()
-        except (OSError, UnicodeDecodeError) as exc:
-            issue(fname, "", "bad_file", str(exc))
-    data: dict[str, Any] = {}
-    for fname in (TASK_JSON, TEST_JSON, REJECT_JSON):
-        if fname in texts:
-            try:
-                data[fname] = json.loads(texts[fname])
-            except (ValueError, RecursionError) as exc:  # nested too deep, huge integers
-                issue(fname, "", "bad_json", rows.json_error(exc))
+    raw = folder.read_raw(path, LAYOUT)
+    issues += raw.issues
+    texts, data = raw.texts, raw.data
     meta = data.get(TASK_JSON)
     if not isinstance(meta, dict) or TASK_V not in texts:
         if TASK_JSON in data and not isinstance(meta, dict):
@@ -342,16 +324,13 @@ def task_json_dict(task: Task) -> dict[str, Any]:
     return meta
 
 
-def _dump(data: Any) -> str:
-    return json.dumps(data, indent=4, ensure_ascii=False)
-
-
 def write_task_dir(task: Task, path: Path) -> Path:
     """Write ``task`` as a Coq task folder (every file replaced atomically)."""
     return write_files_atomic(path, {
-        TASK_JSON: json.dumps(task_json_dict(task), indent=4), DESCRIPTION: task.description,
-        TASK_V: coq_text(task), TEST_JSON: _dump(tests_json(task)),
-        REJECT_JSON: _dump(rejects_json(task))})
+        TASK_JSON: folder.dump(task_json_dict(task), ensure_ascii=True),
+        DESCRIPTION: task.description, TASK_V: coq_text(task),
+        TEST_JSON: folder.dump(tests_json(task), ensure_ascii=False),
+        REJECT_JSON: folder.dump(rejects_json(task), ensure_ascii=False)})
 
 
 def with_sections(task: Task, **bodies: str) -> Task:

@@ -21,7 +21,7 @@ import re
 from typing import Any
 
 from veriscale.values.brackets import balanced_end
-from veriscale.values.types import ArrayT, LeanType, ListT, Opaque, OptionT, ProdT, Scalar
+from veriscale.values.types import ArrayT, ListT, Opaque, OptionT, ProdT, Scalar, ValueType
 from veriscale.values.value import IllTyped, OpaqueValue, Some, Unparsable, check, leaves
 
 # ---------------------------------------------------------------- rendering
@@ -56,7 +56,7 @@ NAT_DIGITS_SCOPE = f"Delimit Scope dec_uint_scope with {NAT_DIGITS_KEY}."
 """The line a check file needs before any ``to_coq(..., in_check=True)`` literal."""
 
 
-def to_coq(t: LeanType, v: Any, *, arg: bool = True, in_check: bool = False) -> str:
+def to_coq(t: ValueType, v: Any, *, arg: bool = True, in_check: bool = False) -> str:
     """Coq source for ``v : t``; with ``arg`` it is safe as a function argument.
 
     ``in_check``: the literal is for a check file (after :data:`NAT_DIGITS_SCOPE`),
@@ -71,7 +71,7 @@ def to_coq(t: LeanType, v: Any, *, arg: bool = True, in_check: bool = False) -> 
     return _render(t, v, arg, in_check)
 
 
-def _render(t: LeanType, v: Any, arg: bool, in_check: bool = False) -> str:
+def _render(t: ValueType, v: Any, arg: bool, in_check: bool = False) -> str:
     if isinstance(t, Scalar):
         if t.name == "Bool":
             return "true" if v else "false"
@@ -169,7 +169,7 @@ class _Toks:
         return None
 
 
-def parse_coq(t: LeanType, text: str) -> Any:
+def parse_coq(t: ValueType, text: str) -> Any:
     """The value of type ``t`` that Coq text ``text`` denotes.
 
     Raises :class:`Unparsable` for text that is not a complete literal and
@@ -191,7 +191,7 @@ def parse_coq(t: LeanType, text: str) -> Any:
     return value
 
 
-def _parse(toks: _Toks, t: LeanType, top: bool = False) -> Any:
+def _parse(toks: _Toks, t: ValueType, top: bool = False) -> Any:
     """One value; ``top`` allows an unparenthesised application (``Some 1``)."""
     if isinstance(t, Opaque):
         return _opaque(toks)
@@ -226,7 +226,7 @@ def _parse(toks: _Toks, t: LeanType, top: bool = False) -> Any:
     raise Unparsable(f"cannot parse values of type {t}")  # pragma: no cover
 
 
-def _is_tuple_here(toks: _Toks, t: LeanType) -> bool:
+def _is_tuple_here(toks: _Toks, t: ValueType) -> bool:
     """Is the ``(`` at point the opening of ``t``'s own tuple (not a wrapper)?"""
     if not isinstance(t, ProdT):
         return False
@@ -245,13 +245,13 @@ def _is_tuple_here(toks: _Toks, t: LeanType) -> bool:
     return False
 
 
-def _spine(t: LeanType) -> list[LeanType]:
+def _spine(t: ValueType) -> list[ValueType]:
     if isinstance(t, ProdT):
         return (_spine(t.fst) if isinstance(t.fst, ProdT) else [t.fst]) + [t.snd]
     return [t]
 
 
-def _left_product(types: list[LeanType]) -> LeanType:
+def _left_product(types: list[ValueType]) -> ValueType:
     out = types[0]
     for nxt in types[1:]:
         out = ProdT(out, nxt)
@@ -395,7 +395,7 @@ def _opaque(toks: _Toks) -> OpaqueValue:
     return OpaqueValue(" ".join(text.split()))
 
 
-def is_ascii(t: LeanType, v: Any) -> bool:
+def is_ascii(t: ValueType, v: Any) -> bool:
     """Are all the strings and chars inside ``v`` ASCII? Coq's ``string`` is a list
     of 8-bit ``ascii``: a code point above 127 would become several of them, and
     byte-wise code (a reversal) would then split it into text no codec can read."""
@@ -403,7 +403,7 @@ def is_ascii(t: LeanType, v: Any) -> bool:
                if isinstance(s, Scalar) and isinstance(x, str))
 
 
-def nat_magnitude(t: LeanType, v: Any) -> int:
+def nat_magnitude(t: ValueType, v: Any) -> int:
     """The largest ``nat`` inside ``v`` (0 when there is none): what unary
     evaluation will cost, so the backend can refuse values above its bound."""
     most = 0

@@ -33,7 +33,7 @@ from veriscale.backends.coq.types import coq_type, parse_coq_type
 from veriscale.backends.coq.weaken import weakened_postconditions
 from veriscale.backends.language import PromptParts, Template, Weakening
 from veriscale.benchmark.model import Task
-from veriscale.values import LeanType
+from veriscale.values import ValueType
 
 NAT_BOUND = 1_000
 """Largest ``nat`` a seed or mutant may hold (unary in Coq: a function of a 10^5 input
@@ -67,16 +67,16 @@ class CoqPlugin:
     def raw_suite(self, path: Path) -> tuple[Any, Any]:
         return F.raw_suite(path)
 
-    def parse_type(self, text: str) -> LeanType:
+    def parse_type(self, text: str) -> ValueType:
         return parse_coq_type(text)
 
-    def type_text(self, t: LeanType) -> str:
+    def type_text(self, t: ValueType) -> str:
         return coq_type(t)
 
-    def render_value(self, t: LeanType, value: Any) -> str:
+    def render_value(self, t: ValueType, value: Any) -> str:
         return to_coq(t, value)
 
-    def parse_value(self, t: LeanType, text: str) -> Any:
+    def parse_value(self, t: ValueType, text: str) -> Any:
         return parse_coq(t, text)
 
     def input_ok(self, task: Task, inp: Any) -> bool:

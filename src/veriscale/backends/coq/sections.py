@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from veriscale.benchmark.model import Task
-from veriscale.benchmark.sections import VerinaSections
+from veriscale.benchmark.verina.sections import VerinaSections
 
 LANGUAGE = "coq"
 """The key of a task's Coq sections (``Task.sections``)."""

@@ -11,14 +11,14 @@ from veriscale.backends.coq.sections import coq_sections
 from veriscale.backends.coq.types import coq_type
 from veriscale.backends.language import Template, assemble_templates
 from veriscale.benchmark.model import Task
-from veriscale.values import ArrayT, LeanType, ListT, OptionT, ProdT, Scalar
+from veriscale.values import ArrayT, ListT, OptionT, ProdT, Scalar, ValueType
 
 
-def _is(t: LeanType, name: str) -> bool:
+def _is(t: ValueType, name: str) -> bool:
     return isinstance(t, Scalar) and t.name == name
 
 
-def constants(t: LeanType) -> list[str]:
+def constants(t: ValueType) -> list[str]:
     """A few constant values of ``t`` (within the nat bound), as Coq text."""
     if _is(t, "Int"):
         return ["0%Z", "1%Z", "(-1)%Z"]
@@ -40,12 +40,12 @@ def constants(t: LeanType) -> list[str]:
     return []
 
 
-def _atom(t: LeanType) -> str:
+def _atom(t: ValueType) -> str:
     text = coq_type(t)
     return text if text.isidentifier() else f"({text})"
 
 
-def perturbations(t: LeanType, v: str) -> list[tuple[str, str]]:
+def perturbations(t: ValueType, v: str) -> list[tuple[str, str]]:
     """Near misses of the value ``v : t`` (Coq text): off by one, element dropped..."""
     if _is(t, "Int"):
         return [("plus-one", f"({v} + 1)%Z"), ("minus-one", f"({v} - 1)%Z"),

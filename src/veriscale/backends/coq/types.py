@@ -12,13 +12,13 @@ import re
 
 from veriscale.values.types import (
     ArrayT,
-    LeanType,
     ListT,
     Opaque,
     OptionT,
     ProdT,
     Scalar,
     TypeParseError,
+    ValueType,
 )
 
 COQ_SCALARS = {"Z": "Int", "nat": "Nat", "bool": "Bool", "string": "String", "ascii": "Char"}
@@ -59,13 +59,13 @@ class _Parser:
         self.pos += 1
         return tok
 
-    def parse(self) -> LeanType:
+    def parse(self) -> ValueType:
         t = self.arrow()
         if self.peek() is not None:
             raise TypeParseError(f"unexpected {self.peek()!r} in Coq type {self.text!r}")
         return t
 
-    def arrow(self) -> LeanType:
+    def arrow(self) -> ValueType:
         start = self.pos
         left = self.prod()
         if self.peek() == "->":
@@ -75,7 +75,7 @@ class _Parser:
                           .replace(" )", ")"))
         return left
 
-    def prod(self) -> LeanType:
+    def prod(self) -> ValueType:
         # `*` is left-associative in Coq: A * B * C = (A * B) * C.
         left = self.app()
         while self.peek() == "*":
@@ -83,7 +83,7 @@ class _Parser:
             left = ProdT(left, self.app())
         return left
 
-    def app(self) -> LeanType:
+    def app(self) -> ValueType:
         head = self.take()
         if head == "(":
             inner = self.arrow()
@@ -92,7 +92,7 @@ class _Parser:
             return inner
         if not re.match(r"[A-Za-z_]", head):
             raise TypeParseError(f"unexpected {head!r} in Coq type {self.text!r}")
-        args: list[LeanType] = []
+        args: list[ValueType] = []
         while self.peek() not in (None, ")", "*", "->"):
             args.append(self.atom())
         if head in ("list", "option") and len(args) == 1:
@@ -105,7 +105,7 @@ class _Parser:
             return Opaque(head)
         return Opaque(f"{head} " + " ".join(coq_type_atom(a) for a in args))
 
-    def atom(self) -> LeanType:
+    def atom(self) -> ValueType:
         tok = self.take()
         if tok == "(":
             inner = self.arrow()
@@ -119,14 +119,14 @@ class _Parser:
         raise TypeParseError(f"unexpected {tok!r} in Coq type {self.text!r}")
 
 
-def parse_coq_type(text: str) -> LeanType:
+def parse_coq_type(text: str) -> ValueType:
     """The neutral type of a Coq type string; unknown constructors are :class:`Opaque`."""
     if not isinstance(text, str) or not text.strip():
         raise TypeParseError(f"empty Coq type string {text!r}")
     return _Parser(text.strip()).parse()
 
 
-def coq_type(t: LeanType) -> str:
+def coq_type(t: ValueType) -> str:
     """Canonical Coq text of a neutral type (``Array`` is carried as ``list``)."""
     if isinstance(t, Scalar):
         if t.name not in NEUTRAL_SCALARS:
@@ -144,7 +144,7 @@ def coq_type(t: LeanType) -> str:
     raise TypeParseError(f"no Coq type for {t!r}")  # pragma: no cover
 
 
-def standard_type(t: LeanType) -> str | None:
+def standard_type(t: ValueType) -> str | None:
     """``coq_type(t)`` when ``t`` is built of the standard library's types only (no
     task-defined or opaque type): text that means the same outside the task."""
     if isinstance(t, Scalar):
@@ -157,12 +157,12 @@ def standard_type(t: LeanType) -> str | None:
     return None
 
 
-def coq_type_atom(t: LeanType) -> str:
+def coq_type_atom(t: ValueType) -> str:
     text = coq_type(t)
     return text if re.fullmatch(r"[\w.']+", text) else f"({text})"
 
 
-def same_shape(coq: LeanType, other: LeanType) -> bool:
+def same_shape(coq: ValueType, other: ValueType) -> bool:
     """Do a Coq-track type and another language's type carry the same values
     (``Array`` and ``List`` alike, ``UInt8`` inside ``Z``)? Used by ``port``."""
     if isinstance(other, ArrayT):

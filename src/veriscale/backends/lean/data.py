@@ -28,7 +28,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from veriscale.values import ArrayT, LeanType, ListT, OptionT, ProdT, Scalar, Some
+from veriscale.values import ArrayT, ListT, OptionT, ProdT, Scalar, Some, ValueType
 
 PRELUDE = """\
 namespace VeriScaleData
@@ -65,7 +65,7 @@ FAILED = "VeriScale data not decoded"
 _SCALARS = ("Nat", "Int", "Bool", "String", "Char")
 
 
-def lean_type(t: LeanType) -> str | None:
+def lean_type(t: ValueType) -> str | None:
     """The type the decoder reads a value of ``t`` as, named from the root; None where
     values of ``t`` have no route."""
     if isinstance(t, Scalar):
@@ -84,7 +84,7 @@ class NoRoute(ValueError):
     """A value the route does not carry (the batch keeps its literals)."""
 
 
-def encode(t: LeanType, v: Any) -> Any:
+def encode(t: ValueType, v: Any) -> Any:
     """``v`` (canonical, of type ``t``) as the JSON the decoder reads back as it."""
     if isinstance(t, Scalar):
         if t.name in ("Nat", "Int"):
@@ -117,7 +117,7 @@ def encode(t: LeanType, v: Any) -> Any:
     raise NoRoute(f"no route for {t}")
 
 
-def row_type(types: Sequence[LeanType]) -> str | None:
+def row_type(types: Sequence[ValueType]) -> str | None:
     """One check's values (``types``, at least one) as one nested pair type."""
     texts = [lean_type(t) for t in types]
     if not texts or any(x is None for x in texts):
@@ -128,7 +128,7 @@ def row_type(types: Sequence[LeanType]) -> str | None:
     return out
 
 
-def row(types: Sequence[LeanType], values: Sequence[Any]) -> Any:
+def row(types: Sequence[ValueType], values: Sequence[Any]) -> Any:
     """One check's values as the JSON of :func:`row_type` (raises :class:`NoRoute`)."""
     encoded = [encode(t, v) for t, v in zip(types, values, strict=True)]
     out = encoded[-1]
@@ -149,7 +149,7 @@ def projections(n: int, var: str = "vsRow") -> list[str]:
     return out
 
 
-def call_rows(helper: str, types: Sequence[LeanType], rows: Sequence[Any],
+def call_rows(helper: str, types: Sequence[ValueType], rows: Sequence[Any],
               lean_string: Any) -> str:
     """The term mapping ``helper`` over the decoded ``rows`` (``lean_string`` writes the
     JSON as a Lean string literal)."""

@@ -1,9 +1,9 @@
-"""The VERINA directory format: read a task folder into a :class:`Task`, write one back.
+"""VERINA's Lean track: read a task folder into a :class:`Task`, write one back.
 
-A task folder holds ``task.json``, ``description.txt``, ``task.lean``,
-``test.json``, ``reject_inputs.json`` and, for the ``advanced`` tasks,
-``signature.json``. Reading is split in two so that the linter can reuse it:
-:func:`read_raw` does the I/O (texts and JSON, file-level problems) and
+A task folder (:mod:`veriscale.benchmark.verina.folder`) holds ``task.json``,
+``description.txt``, ``task.lean``, ``test.json``, ``reject_inputs.json`` and, for
+the ``advanced`` tasks, ``signature.json``. Reading is split in two so that the
+linter can reuse it: :func:`read_raw` does the I/O (texts and JSON, file-level problems) and
 :func:`build_task` is a pure function from that raw content to a task and its
 :class:`LoadIssue` records. A bad value drops only that value (or its row);
 a task is ``None`` only when it cannot be built at all.
@@ -17,8 +17,7 @@ when the sections are unchanged and renders the VERINA template otherwise.
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +25,17 @@ from veriscale.atomic import write_files_atomic
 from veriscale.backends.lean.sections import LANGUAGE, LeanSections, lean_sections
 from veriscale.benchmark import rows
 from veriscale.benchmark.model import LoadIssue, Signature, Task
-from veriscale.benchmark.sections import (
+from veriscale.benchmark.verina import folder
+from veriscale.benchmark.verina.folder import (
+    DESCRIPTION,
+    REJECT_JSON,
+    SIGNATURE_JSON,
+    TASK_JSON,
+    TEST_JSON,
+    Layout,
+    RawTask,
+)
+from veriscale.benchmark.verina.sections import (
     BODY_SECTIONS,
     IMPORT_FIELDS,
     SECTION_FIELDS,
@@ -35,15 +44,12 @@ from veriscale.benchmark.sections import (
     SectionError,
     read_sections,
 )
-from veriscale.benchmark.sections import split_sections as sections_of
+from veriscale.benchmark.verina.sections import split_sections as sections_of
 from veriscale.values import TypeParseError
 
-TASK_JSON = "task.json"
-DESCRIPTION = "description.txt"
-SIGNATURE_JSON = "signature.json"
 TASK_LEAN = "task.lean"
-TEST_JSON = "test.json"
-REJECT_JSON = "reject_inputs.json"
+LAYOUT = Layout(TASK_LEAN, optional=(SIGNATURE_JSON,))
+"""The Lean track's task folder (the advanced tasks have a ``signature.json`` too)."""
 
 MARKER = "-- !benchmark"
 
@@ -61,7 +67,7 @@ def _find_marker(line: str) -> Marker | None:
 
 
 def split_sections(text: str) -> list[MarkedSection]:
-    """The marked blocks of a Lean file, in order (see :mod:`veriscale.benchmark.sections`)."""
+    """The marked blocks of a Lean file, in order (see :mod:`veriscale.benchmark.verina.sections`)."""
     return sections_of(text, _find_marker)
 
 
@@ -197,58 +203,6 @@ def lean_text(task: Task) -> str:
 # ---------------------------------------------------------------- reading
 
 
-@dataclass
-class RawTask:
-    """What a task folder holds, before any value is decoded.
-
-    ``texts`` maps file name → text for the files that exist and could be read;
-    ``data`` maps JSON file name → parsed JSON. File-level problems are in
-    ``issues`` already.
-    """
-
-    name: str
-    path: Path | None
-    texts: dict[str, str] = field(default_factory=dict)
-    data: dict[str, Any] = field(default_factory=dict)
-    issues: list[LoadIssue] = field(default_factory=list)
-
-
-REQUIRED_FILES = (TASK_JSON, TASK_LEAN, TEST_JSON, DESCRIPTION, REJECT_JSON)
-JSON_FILES = (TASK_JSON, TEST_JSON, REJECT_JSON, SIGNATURE_JSON)
-
-
-def read_raw(path: Path) -> RawTask:
-    """Read every file of a task folder; never raises for a bad or missing file."""
-    path = Path(path)
-    raw = RawTask(path.name, path)
-    for name in (*REQUIRED_FILES, SIGNATURE_JSON):
-        file = path / name
-        if not file.is_file():
-            python_task = name == TASK_LEAN and (path / "task.py").is_file()
-            if name != SIGNATURE_JSON and not python_task:
-                raw.issues.append(
-                    LoadIssue(raw.name, name, "", "missing_file", f"{file} does not exist")
-                )
-            continue
-        try:
-            with open(file, encoding="utf-8", newline="") as fh:
-                raw.texts[name] = fh.read()
-        except (OSError, UnicodeDecodeError) as exc:
-            raw.issues.append(LoadIssue(raw.name, name, "", "bad_file", str(exc)))
-    return parse_raw_json(raw)
-
-
-def parse_raw_json(raw: RawTask) -> RawTask:
-    """Parse the JSON texts of ``raw`` into ``raw.data`` (bad JSON → issue)."""
-    for name in JSON_FILES:
-        if name in raw.texts and name not in raw.data:
-            try:
-                raw.data[name] = json.loads(raw.texts[name])
-            except (ValueError, RecursionError) as exc:  # RecursionError: nested too deeply
-                raw.issues.append(LoadIssue(raw.name, name, "", "bad_json", rows.json_error(exc)))
-    return raw
-
-
 def _renamed_keys(other: Any, signature: dict[str, Any]) -> bool:
     """Whether ``other`` is ``signature`` with parameters keyed 'name'/'type'."""
     params = other.get("parameters") if isinstance(other, dict) else None
@@ -325,16 +279,17 @@ def build_task(raw: RawTask) -> tuple[Task | None, list[LoadIssue]]:
     return task, issues
 
 
+def read_raw(path: Path) -> RawTask:
+    """The raw content of a Lean task folder (see :func:`folder.read_raw`)."""
+    return folder.read_raw(Path(path), LAYOUT)
+
+
 def load_task_dir(path: Path) -> tuple[Task | None, list[LoadIssue]]:
     """Load one VERINA task folder (see :func:`build_task`)."""
     return build_task(read_raw(Path(path)))
 
 
 # ---------------------------------------------------------------- writing
-
-
-def _dump(data: Any, *, ensure_ascii: bool) -> str:
-    return json.dumps(data, indent=4, ensure_ascii=ensure_ascii)
 
 
 def task_json_dict(task: Task) -> dict[str, Any]:
@@ -377,16 +332,16 @@ def write_task_dir(task: Task, path: Path, *, signature_json: bool | None = None
     ``advanced`` tasks). Every file is replaced atomically.
     """
     files = {
-        TASK_JSON: _dump(task_json_dict(task), ensure_ascii=True),
+        TASK_JSON: folder.dump(task_json_dict(task), ensure_ascii=True),
         DESCRIPTION: task.description,
     }
     if signature_json is None:
         signature_json = task.path is not None and (Path(task.path) / SIGNATURE_JSON).is_file()
     if signature_json:
-        files[SIGNATURE_JSON] = _dump(task.signature.to_json(), ensure_ascii=True)
+        files[SIGNATURE_JSON] = folder.dump(task.signature.to_json(), ensure_ascii=True)
     files[TASK_LEAN] = lean_text(task)
-    files[TEST_JSON] = _dump(tests_json(task), ensure_ascii=False)
-    files[REJECT_JSON] = _dump(rejects_json(task), ensure_ascii=False)
+    files[TEST_JSON] = folder.dump(tests_json(task), ensure_ascii=False)
+    files[REJECT_JSON] = folder.dump(rejects_json(task), ensure_ascii=False)
     return write_files_atomic(path, files)
 
 
@@ -399,8 +354,24 @@ def with_sections(task: Task, **bodies: str) -> Task:
 
 
 __all__ = [
-    "BODY_SECTIONS", "DEF_SECTIONS", "MarkedSection", "RawTask", "SectionError", "build_task",
-    "lean_text", "load_task_dir", "normalise_sections", "parse_lean_sections", "parse_raw_json", "read_raw", "rejects_json",
-    "render_task_lean", "sections_equal", "split_sections", "task_json_dict", "tests_json",
-    "with_sections", "write_task_dir",
+    "BODY_SECTIONS",
+    "DEF_SECTIONS",
+    "LAYOUT",
+    "MarkedSection",
+    "RawTask",
+    "SectionError",
+    "build_task",
+    "lean_text",
+    "load_task_dir",
+    "normalise_sections",
+    "parse_lean_sections",
+    "read_raw",
+    "rejects_json",
+    "render_task_lean",
+    "sections_equal",
+    "split_sections",
+    "task_json_dict",
+    "tests_json",
+    "with_sections",
+    "write_task_dir",
 ]

@@ -21,8 +21,8 @@ from veriscale.backends.base import (
 )
 from veriscale.backends.lean import data as data_route
 from veriscale.backends.lean import render
-from veriscale.backends.lean.literal import parse_lean
 from veriscale.backends.lean.process import LeanMessage
+from veriscale.benchmark.verina import notation
 
 
 @dataclass
@@ -354,9 +354,9 @@ def value_outcome(out: CheckOutput, ret: Any, kernel: bool) -> Outcome:
     try:
         if kernel:
             _, shown = render.projection(ret, "x")
-            value = render.unproject(ret, parse_lean(shown, text))
+            value = render.unproject(ret, notation.parse(shown, text))
         else:
-            value = parse_lean(ret, text)
+            value = notation.parse(ret, text)
     except Exception as exc:
         if out.definition_errors:  # e.g. a library name this Lean lacks: the code is broken
             return Outcome(False, error=broken_definitions(out))

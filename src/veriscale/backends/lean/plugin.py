@@ -10,7 +10,7 @@ from typing import Any
 from veriscale.backends.language import ModuleLLMParts
 from veriscale.backends.lean.sections import lean_sections
 from veriscale.benchmark.model import Task
-from veriscale.values import LeanType, parse_type
+from veriscale.values import ValueType, parse_type
 
 
 class LeanPlugin(ModuleLLMParts):
@@ -59,21 +59,21 @@ class LeanPlugin(ModuleLLMParts):
 
     # ------------------------------------------------------------ types and values
 
-    def parse_type(self, text: str) -> LeanType:
+    def parse_type(self, text: str) -> ValueType:
         return parse_type(text)
 
-    def type_text(self, t: LeanType) -> str:
-        return t.lean()
+    def type_text(self, t: ValueType) -> str:
+        return t.notation()
 
-    def render_value(self, t: LeanType, value: Any) -> str:
-        from veriscale.backends.lean.literal import to_lean
+    def render_value(self, t: ValueType, value: Any) -> str:
+        from veriscale.benchmark.verina import notation
 
-        return to_lean(t, value)
+        return notation.render(t, value)
 
-    def parse_value(self, t: LeanType, text: str) -> Any:
-        from veriscale.backends.lean.literal import parse_lean
+    def parse_value(self, t: ValueType, text: str) -> Any:
+        from veriscale.benchmark.verina import notation
 
-        return parse_lean(t, text)
+        return notation.parse(t, text)
 
     def input_ok(self, task: Task, inp: Any) -> bool:
         return True

@@ -21,12 +21,12 @@ from veriscale.backends.base import Implementation, Spec
 from veriscale.backends.lean import data as data_route
 from veriscale.backends.lean import session
 from veriscale.backends.lean.lexer import LexError, blank
-from veriscale.backends.lean.literal import lean_string, parse_lean_args, to_lean
 from veriscale.backends.lean.process import LeanMessage
 from veriscale.backends.lean.safety import check_untrusted_lean
 from veriscale.backends.lean.sections import lean_sections
 from veriscale.benchmark.model import Input, Signature, Task
-from veriscale.values import ArrayT, LeanType, ListT, Opaque, OptionT, ProdT, Scalar, Some
+from veriscale.benchmark.verina import notation
+from veriscale.values import ArrayT, ListT, Opaque, OptionT, ProdT, Scalar, Some, ValueType
 
 PLAUSIBLE_TACTIC = (
     "plausible (config := { numInst := 1000, maxSize := 100, numRetries := 20, "
@@ -259,9 +259,9 @@ class Variant:
 # ---------------------------------------------------------------- terms
 
 
-def value_text(t: LeanType, v: object) -> str:
-    """``to_lean``, plus a guard on opaque values: their text goes into the file verbatim."""
-    text = to_lean(t, v)
+def value_text(t: ValueType, v: object) -> str:
+    """``notation.render``, plus a guard on opaque values: their text goes into the file verbatim."""
+    text = notation.render(t, v)
     if isinstance(t, Opaque):
         why = check_untrusted_lean(text, "term")
         if why:
@@ -307,7 +307,7 @@ def call_term(task: Task, inp: Input, with_proof: bool, kernel: bool = False) ->
     return f"{task.signature.name} {args}".rstrip() + proof
 
 
-def _has_text(t: LeanType) -> bool:
+def _has_text(t: ValueType) -> bool:
     """Does ``t`` hold values whose kernel normal form is not a literal (String/Char/UInt8)?"""
     if isinstance(t, Scalar):
         return t.name in ("String", "Char", "UInt8")
@@ -318,7 +318,7 @@ def _has_text(t: LeanType) -> bool:
     return False
 
 
-def projection(t: LeanType, expr: str) -> tuple[str, LeanType]:
+def projection(t: ValueType, expr: str) -> tuple[str, ValueType]:
     """A term whose ``#reduce`` normal form is printable, and its type.
 
     Kernel reduction prints Strings, Chars and UInt8s as their internal
@@ -346,7 +346,7 @@ def projection(t: LeanType, expr: str) -> tuple[str, LeanType]:
     return expr, t  # pragma: no cover - _has_text covers the rest
 
 
-def unproject(t: LeanType, v: object) -> object:
+def unproject(t: ValueType, v: object) -> object:
     """Rebuild a canonical value of ``t`` from the parsed value of its projection."""
     if not _has_text(t):
         return v
@@ -365,7 +365,7 @@ def unproject(t: LeanType, v: object) -> object:
     return v  # pragma: no cover
 
 
-def has_float(t: LeanType) -> bool:
+def has_float(t: ValueType) -> bool:
     if isinstance(t, Scalar):
         return t.name == "Float"
     if isinstance(t, (ListT, ArrayT, OptionT)):
@@ -434,7 +434,7 @@ def kernel_decide_command(prop: str, holds: bool) -> str:
     return f"example : {goal} := by decide +kernel"
 
 
-def value_command(call: str, ret: LeanType, kernel: bool) -> str:
+def value_command(call: str, ret: ValueType, kernel: bool) -> str:
     if kernel:
         term, _ = projection(ret, call)
         return f"#reduce {term}"
@@ -777,19 +777,19 @@ def helper_batch(commands: Sequence[str], budget: int, sig: Signature,
         head.append(f"set_option maxHeartbeats {budget * len(commands)} in")
     rows = _data_rows(types, args) if data else None
     if rows is not None:
-        term = data_route.call_rows(helper_name(index), types, rows, lean_string)
+        term = data_route.call_rows(helper_name(index), types, rows, notation.string_literal)
         return "\n".join([*head, _EVAL + "(" + term + ")"]), len(head), True
     head.append(_EVAL + "[")
     return "\n".join([*head, ",\n".join("  " + t for t in calls) + "]"]), len(head), False
 
 
-def _data_rows(types: Sequence[LeanType], args: Sequence[str]) -> list[Any] | None:
+def _data_rows(types: Sequence[ValueType], args: Sequence[str]) -> list[Any] | None:
     """Each check's values (its arguments' text, read back) as a JSON row, or None where
     one has no route: the batch then keeps its literals."""
     if not types or data_route.row_type(types) is None:
         return None
     try:
-        return [data_route.row(types, parse_lean_args(types, a)) for a in args]
+        return [data_route.row(types, notation.parse_args(types, a)) for a in args]
     except (data_route.NoRoute, ValueError):
         return None
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from veriscale.benchmark.model import Task
-from veriscale.benchmark.sections import VerinaSections
+from veriscale.benchmark.verina.sections import VerinaSections
 
 LANGUAGE = "lean"
 """The key of a task's Lean sections (``Task.sections``)."""

@@ -17,17 +17,17 @@ from veriscale.backends.language import Template, assemble_templates
 from veriscale.backends.lean.render import code_header
 from veriscale.backends.lean.sections import lean_sections
 from veriscale.benchmark.model import Param, Signature, Task
-from veriscale.values import ArrayT, LeanType, ListT, Opaque, OptionT, ProdT, Scalar
+from veriscale.values import ArrayT, ListT, Opaque, OptionT, ProdT, Scalar, ValueType
 
 
-def _is(t: LeanType, *names: str) -> bool:
+def _is(t: ValueType, *names: str) -> bool:
     return isinstance(t, Scalar) and t.name in names
 
 
-def _seq(t: LeanType) -> bool:
+def _seq(t: ValueType) -> bool:
     return isinstance(t, (ListT, ArrayT)) or _is(t, "String")
 
-def lean_constants(t: LeanType) -> list[str]:
+def lean_constants(t: ValueType) -> list[str]:
     if _is(t, "Nat", "Int"):
         return ["0", "1"]
     if _is(t, "UInt8"):
@@ -71,7 +71,7 @@ def _lean_list_perturbations(t: ListT, v: str) -> list[tuple[str, str]]:
     return out
 
 
-def lean_perturbations(t: LeanType, v: str) -> list[tuple[str, str]]:
+def lean_perturbations(t: ValueType, v: str) -> list[tuple[str, str]]:
     """(label, Lean expression) pairs: ``v`` (a Lean term of type ``t``) changed a little."""
     if _is(t, "Nat"):
         return [("plus-one", f"{v} + 1"), ("minus-one", f"(if {v} = 0 then 1 else {v} - 1)")]
@@ -122,7 +122,7 @@ def _lean_len(p: Param) -> str:
     return f"{p.name}.size" if isinstance(p.type, ArrayT) else f"{p.name}.length"
 
 
-def _lean_as(ret: LeanType, list_expr: str) -> str:
+def _lean_as(ret: ValueType, list_expr: str) -> str:
     """A ``List`` expression converted to ``ret`` (List or Array)."""
     return f"({list_expr}).toArray" if isinstance(ret, ArrayT) else list_expr
 

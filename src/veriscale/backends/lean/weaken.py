@@ -24,7 +24,7 @@ from veriscale.backends.lean.conjuncts import (
     split_conjuncts,
     split_lets,
 )
-from veriscale.values import ArrayT, LeanType, ListT, OptionT, Scalar
+from veriscale.values import ArrayT, ListT, OptionT, Scalar, ValueType
 
 
 def _paren(e: str) -> str:
@@ -99,7 +99,7 @@ def _variants(expr: str, depth: int = 0) -> list[Weakening]:
     return []
 
 
-def _lean_eq_weakenings(conj: str, ret: LeanType) -> list[tuple[str, str]]:
+def _lean_eq_weakenings(conj: str, ret: ValueType) -> list[tuple[str, str]]:
     """Weaker relations for a conjunct ``result = E`` (or ``E = result``)."""
     marks = [(i, t) for i, t in depth0_marks(conj) if t not in AND]
     if len(marks) != 1 or marks[0][1] not in ("=", "=="):
@@ -124,7 +124,7 @@ def _lean_eq_weakenings(conj: str, ret: LeanType) -> list[tuple[str, str]]:
     return []
 
 
-def lean_weakenings(body: str, ret: LeanType) -> list[Weakening]:
+def lean_weakenings(body: str, ret: ValueType) -> list[Weakening]:
     """Every weaker postcondition body derived from the GT body (``let`` lines kept)."""
     lets, expr = split_lets(body)
     if not expr.strip():

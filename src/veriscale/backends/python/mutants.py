@@ -14,7 +14,7 @@ from veriscale.backends.python.conjuncts import conjuncts
 from veriscale.backends.python.sections import python_sections
 from veriscale.backends.sampling import DEFAULT_MAX_PER_KIND, pick_distinct
 from veriscale.benchmark.model import Task
-from veriscale.values import ArrayT, LeanType, ListT, OptionT, ProdT, Scalar
+from veriscale.values import ArrayT, ListT, OptionT, ProdT, Scalar, ValueType
 
 _ARITH_SWAPS: dict[type, list[type]] = {
     ast.Add: [ast.Sub], ast.Sub: [ast.Add], ast.Mult: [ast.Add, ast.FloorDiv],
@@ -97,7 +97,7 @@ def _shift_slice(fld: str, delta: int) -> Callable[[ast.AST], bool]:
     return edit
 
 
-def _perturb_return(t: LeanType) -> Callable[[ast.AST], bool] | None:
+def _perturb_return(t: ValueType) -> Callable[[ast.AST], bool] | None:
     """A type-directed near miss of the returned value."""
     def wrap(make: Callable[[ast.expr], ast.expr]) -> Callable[[ast.AST], bool]:
         def edit(node: ast.AST) -> bool:
@@ -130,7 +130,7 @@ def _perturb_return(t: LeanType) -> Callable[[ast.AST], bool] | None:
     return None
 
 
-def _code_edits(fn: ast.FunctionDef, return_type: LeanType) -> Iterator[Edit]:
+def _code_edits(fn: ast.FunctionDef, return_type: ValueType) -> Iterator[Edit]:
     perturb = _perturb_return(return_type)
     for idx, node in enumerate(ast.walk(fn)):
         if isinstance(node, (ast.BinOp, ast.AugAssign)):

@@ -11,7 +11,7 @@ from typing import Any
 from veriscale.backends.language import ModuleLLMParts
 from veriscale.backends.python.sections import python_sections
 from veriscale.benchmark.model import Task
-from veriscale.values import LeanType, from_native, parse_type, to_native
+from veriscale.values import ValueType, from_native, parse_type, to_native
 
 
 class PythonPlugin(ModuleLLMParts):
@@ -42,30 +42,29 @@ class PythonPlugin(ModuleLLMParts):
         return F.write_task_dir(task, path)
 
     def lint_task_dir(self, path: Path) -> Any:
-        from veriscale.backends.lean.format import read_raw
         from veriscale.benchmark.validate import lint_raw
 
-        return lint_raw(read_raw(path), lambda _raw: self.load_task_dir(path))
+        return lint_raw(_read_raw(path), lambda _raw: self.load_task_dir(path))
 
     def raw_suite(self, path: Path) -> tuple[Any, Any]:
-        from veriscale.backends.lean.format import REJECT_JSON, TEST_JSON, read_raw
+        from veriscale.benchmark.verina.folder import REJECT_JSON, TEST_JSON
 
-        raw = read_raw(path)
+        raw = _read_raw(path)
         return raw.data.get(TEST_JSON), raw.data.get(REJECT_JSON)
 
     # ------------------------------------------------------------ types and values
 
-    def parse_type(self, text: str) -> LeanType:
+    def parse_type(self, text: str) -> ValueType:
         return parse_type(text)
 
-    def type_text(self, t: LeanType) -> str:
-        return t.lean()
+    def type_text(self, t: ValueType) -> str:
+        return t.notation()
 
-    def render_value(self, t: LeanType, value: Any) -> str:
+    def render_value(self, t: ValueType, value: Any) -> str:
         """A Python literal of the value as user code sees it."""
         return repr(to_native(t, value))
 
-    def parse_value(self, t: LeanType, text: str) -> Any:
+    def parse_value(self, t: ValueType, text: str) -> Any:
         return from_native(t, ast.literal_eval(text))
 
     def input_ok(self, task: Task, inp: Any) -> bool:
@@ -142,3 +141,11 @@ class PythonPlugin(ModuleLLMParts):
 PYTHON = PythonPlugin()
 
 __all__ = ["PYTHON", "PythonPlugin"]
+
+
+def _read_raw(path: Path) -> Any:
+    """The files of a Python task folder, read as the linter reads any task folder
+    (the default layout: ``task.py`` beside VERINA's JSON files)."""
+    from veriscale.benchmark.verina.folder import Layout, read_raw
+
+    return read_raw(path, Layout("task.py"))

@@ -9,19 +9,19 @@ from veriscale.backends.language import Template, assemble_templates
 from veriscale.backends.python.prompting import code_header, params
 from veriscale.backends.python.sections import python_sections
 from veriscale.benchmark.model import Param, Signature, Task
-from veriscale.values import ArrayT, LeanType, ListT, OptionT, ProdT, Scalar
+from veriscale.values import ArrayT, ListT, OptionT, ProdT, Scalar, ValueType
 
 
-def _is(t: LeanType, *names: str) -> bool:
+def _is(t: ValueType, *names: str) -> bool:
     return isinstance(t, Scalar) and t.name in names
 
 
-def _seq(t: LeanType) -> bool:
+def _seq(t: ValueType) -> bool:
     return isinstance(t, (ListT, ArrayT)) or _is(t, "String")
 
 PY_REF = "_vs_reference"
 
-def py_constants(t: LeanType) -> list[str]:
+def py_constants(t: ValueType) -> list[str]:
     """Python literals of the native form of ``t``: the "meaningless constants"."""
     if _is(t, "Nat", "Int", "UInt8"):
         return ["0", "1"]
@@ -45,7 +45,7 @@ def py_constants(t: LeanType) -> list[str]:
     return []
 
 
-def py_perturbations(t: LeanType, v: str) -> list[tuple[str, str]]:
+def py_perturbations(t: ValueType, v: str) -> list[tuple[str, str]]:
     """(label, expression) pairs: ``v`` (a native value of ``t``) changed a little."""
     if _is(t, "Nat"):
         return [("plus-one", f"{v} + 1"), ("minus-one", f"({v} - 1 if {v} > 0 else 1)")]

@@ -11,7 +11,7 @@ import textwrap
 
 from veriscale.backends.language import Weakening
 from veriscale.backends.python.conjuncts import conjuncts
-from veriscale.values import ArrayT, LeanType, ListT, OptionT, Scalar
+from veriscale.values import ArrayT, ListT, OptionT, Scalar, ValueType
 
 
 def _only_false_returns(stmt: ast.stmt) -> bool:
@@ -48,7 +48,7 @@ def _loaded(stmts: list[ast.stmt]) -> set[str]:
     }
 
 
-def _py_eq_weakenings(node: ast.expr, ret: LeanType) -> list[tuple[str, ast.expr]]:
+def _py_eq_weakenings(node: ast.expr, ret: ValueType) -> list[tuple[str, ast.expr]]:
     if not (isinstance(node, ast.Compare) and len(node.ops) == 1
             and isinstance(node.ops[0], ast.Eq)):
         return []
@@ -70,7 +70,7 @@ def _py_eq_weakenings(node: ast.expr, ret: LeanType) -> list[tuple[str, ast.expr
     return [(how, ast.parse(t, mode="eval").body) for how, t in texts]
 
 
-def python_weakenings(source: str, ret: LeanType, name: str = "postcondition") -> list[Weakening]:
+def python_weakenings(source: str, ret: ValueType, name: str = "postcondition") -> list[Weakening]:
     """Weaker ``postcondition`` functions: each droppable check or ``and`` operand removed,
     equalities on ``result`` relaxed, and everything dropped (``return True``)."""
     try:

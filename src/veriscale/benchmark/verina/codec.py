@@ -21,21 +21,21 @@ import math
 import re
 from typing import Any
 
-from veriscale.backends.lean.literal import lean_char, lean_string, parse_lean, to_lean
-from veriscale.values.types import ArrayT, LeanType, ListT, Opaque, ProdT, Scalar
+from veriscale.benchmark.verina import notation
+from veriscale.values.types import ArrayT, ListT, Opaque, ProdT, Scalar, ValueType
 from veriscale.values.value import IllTyped, OpaqueValue, Unparsable, check, conform
 
 
-def decode(t: LeanType, raw: Any) -> Any:
+def decode(t: ValueType, raw: Any) -> Any:
     """The canonical value of ``t`` that VERINA JSON ``raw`` denotes."""
     if isinstance(t, Opaque):
         if isinstance(raw, str):
-            return parse_lean(t, raw)
+            return notation.parse(t, raw)
         return OpaqueValue(_json_as_lean(raw))
     if isinstance(t, Scalar):
         return _decode_scalar(t.name, raw)
     if isinstance(raw, str):
-        return parse_lean(t, raw)
+        return notation.parse(t, raw)
     if isinstance(t, (ListT, ArrayT)) and isinstance(raw, list):
         return tuple(decode(t.elem, x) for x in raw)
     if isinstance(t, ProdT) and isinstance(raw, list) and len(raw) == 2:
@@ -70,14 +70,14 @@ def _decode_scalar(name: str, raw: Any) -> Any:
         return conform(Scalar(name), raw)
     if name == "Float":
         if isinstance(raw, str):
-            return parse_lean(Scalar(name), raw)
+            return notation.parse(Scalar(name), raw)
         return conform(Scalar(name), raw)
     if name == "Char":
         if isinstance(raw, str) and len(raw) >= 3 and raw[0] == raw[-1] == "'":
-            return parse_lean(Scalar(name), raw)
+            return notation.parse(Scalar(name), raw)
         if isinstance(raw, str) and len(raw) > 1 and raw.startswith("\\"):
             try:  # an escaped body such as `\n`, which VERINA pastes between quotes
-                return parse_lean(Scalar(name), "'" + raw + "'")
+                return notation.parse(Scalar(name), "'" + raw + "'")
             except Unparsable:
                 pass
         return conform(Scalar(name), raw)
@@ -94,12 +94,12 @@ def _decode_string_body(raw: str) -> str:
     if "\\" not in raw:
         return raw
     try:
-        return parse_lean(Scalar("String"), '"' + raw + '"')
+        return notation.parse(Scalar("String"), '"' + raw + '"')
     except (Unparsable, IllTyped):
         return raw
 
 
-def encode(t: LeanType, v: Any) -> Any:
+def encode(t: ValueType, v: Any) -> Any:
     """The VERINA JSON form of canonical value ``v``."""
     why = check(t, v)
     if why:
@@ -107,18 +107,18 @@ def encode(t: LeanType, v: Any) -> Any:
     if isinstance(t, Scalar):
         if t.name == "Float" and (math.isnan(v) or math.isinf(v) or "e" in repr(v)):
             # `str(v)` would paste `nan`, `inf` or `1e+16` into Lean.
-            return to_lean(t, v, arg=False)
+            return notation.render(t, v, arg=False)
         if t.name == "String":
-            return lean_string(v)[1:-1]
+            return notation.string_literal(v)[1:-1]
         if t.name == "Char":
-            return lean_char(v)[1:-1]
+            return notation.char_literal(v)[1:-1]
         return v
     if isinstance(t, Opaque):
         return v.text
-    text = to_lean(t, v, arg=False)
+    text = notation.render(t, v, arg=False)
     if isinstance(t, (ListT, ArrayT, ProdT)) and _holds_opaque(t):
         try:
-            parse_lean(t, text)
+            notation.parse(t, text)
         except (Unparsable, IllTyped):
             # Opaque text of another language (Coq's `1%R`) inside a compound: the
             # structural JSON form, which :func:`decode` reads element by element.
@@ -128,7 +128,7 @@ def encode(t: LeanType, v: Any) -> Any:
     return text
 
 
-def _holds_opaque(t: LeanType) -> bool:
+def _holds_opaque(t: ValueType) -> bool:
     if isinstance(t, Opaque):
         return True
     if isinstance(t, (ListT, ArrayT)):
@@ -138,7 +138,7 @@ def _holds_opaque(t: LeanType) -> bool:
     return False
 
 
-def render_hazard(t: LeanType, v: Any) -> str | None:
+def render_hazard(t: ValueType, v: Any) -> str | None:
     """Why VERINA's own renderer (``'"' + v + '"'``, no escaping) would break ``v``."""
     if isinstance(t, Scalar) and t.name in ("String", "Char"):
         bad = [c for c in v if c in "\"\\\n\r\t'" or ord(c) < 0x20]
@@ -178,7 +178,7 @@ def _body_units(text: str, quote: str, raw_ok: frozenset[str] = frozenset()) -> 
     return count, None
 
 
-def json_render_hazard(t: LeanType, raw: Any) -> str | None:
+def json_render_hazard(t: ValueType, raw: Any) -> str | None:
     """Why VERINA's renderer (``str(raw)``, quotes pasted around String/Char,
     no escaping) would turn this *stored JSON value* into broken or different
     Lean; ``None`` when it renders faithfully."""
@@ -203,7 +203,7 @@ def json_render_hazard(t: LeanType, raw: Any) -> str | None:
     return None
 
 
-def _json_list_hazard(t: LeanType, raw: Any) -> str | None:
+def _json_list_hazard(t: ValueType, raw: Any) -> str | None:
     """Why Python's ``str(raw)`` is not the Lean literal of ``t`` that ``raw`` encodes."""
     if isinstance(raw, list):
         if isinstance(t, ArrayT):
@@ -220,7 +220,7 @@ def _json_list_hazard(t: LeanType, raw: Any) -> str | None:
         return f"{raw!r} is not Lean"
     if isinstance(raw, str):
         if isinstance(t, Scalar) and t.name == "Char" and len(raw) == 1:
-            return None if repr(raw) == lean_char(raw) else f"{raw!r} is not a Lean char literal"
+            return None if repr(raw) == notation.char_literal(raw) else f"{raw!r} is not a Lean char literal"
         return f"{raw!r} uses Python's quotes"
     if isinstance(raw, float) and (math.isnan(raw) or math.isinf(raw)):
         return f"{raw!r} is not a Lean float literal"

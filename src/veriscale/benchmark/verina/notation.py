@@ -1,8 +1,14 @@
-"""Lean text ⇄ typed values.
+"""VERINA's value notation ⇄ typed values.
 
-Rendering (:func:`to_lean`) produces escape-safe Lean source for any value,
+VERINA writes every compound value (in its JSON rows, in its generated test files)
+as a Lean literal, so the dataset format's value notation *is* Lean's literal
+syntax. It lives here, with the format, and the Lean plug-in uses it to write
+values into Lean files and to read Lean's answers back; other languages have their
+own literal syntax in their plug-ins.
+
+Rendering (:func:`render`) produces escape-safe Lean source for any value,
 so that no input, however hostile its strings, can break the generated file.
-Parsing (:func:`parse_lean`) is type-directed and accepts every form we meet:
+Parsing (:func:`parse`) is type-directed and accepts every form we meet:
 Lean source literals, VERINA's hand-written literals (``some (1)``), ``#eval``
 ``Repr`` output (``some 1``, ``(15, 3.000000)``) and ``#reduce`` normal forms
 (``Int.ofNat 3``, ``Int.negSucc 1``, ``{ toList := [..] }``).
@@ -16,7 +22,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from veriscale.values.brackets import balanced_end
-from veriscale.values.types import ArrayT, LeanType, ListT, Opaque, OptionT, ProdT, Scalar
+from veriscale.values.types import ArrayT, ListT, Opaque, OptionT, ProdT, Scalar, ValueType
 from veriscale.values.value import IllTyped, OpaqueValue, Some, Unparsable, check
 
 # ---------------------------------------------------------------- rendering
@@ -39,12 +45,12 @@ def _escape_char(c: str, quote: str) -> str:
     return c
 
 
-def lean_string(s: str) -> str:
+def string_literal(s: str) -> str:
     """A Lean string literal denoting exactly ``s``."""
     return '"' + "".join(_escape_char(c, '"') for c in s) + '"'
 
 
-def lean_char(c: str) -> str:
+def char_literal(c: str) -> str:
     """A Lean char literal denoting exactly ``c``."""
     return "'" + _escape_char(c, "'") + "'"
 
@@ -60,7 +66,7 @@ def _float(x: float) -> str:
     return text
 
 
-def to_lean(t: LeanType, v: Any, *, arg: bool = True) -> str:
+def render(t: ValueType, v: Any, *, arg: bool = True) -> str:
     """Lean source for value ``v`` of type ``t``.
 
     With ``arg=True`` (the default) the text is safe as a function argument:
@@ -72,7 +78,7 @@ def to_lean(t: LeanType, v: Any, *, arg: bool = True) -> str:
     return _render(t, v, arg)
 
 
-def _render(t: LeanType, v: Any, arg: bool) -> str:
+def _render(t: ValueType, v: Any, arg: bool) -> str:
     def wrap(text: str) -> str:
         return f"({text})" if arg else text
 
@@ -80,9 +86,9 @@ def _render(t: LeanType, v: Any, arg: bool) -> str:
         if t.name == "Bool":
             return "true" if v else "false"
         if t.name == "Char":
-            return lean_char(v)
+            return char_literal(v)
         if t.name == "String":
-            return lean_string(v)
+            return string_literal(v)
         if t.name == "Float":
             text = _float(v)
             return wrap(text) if text.startswith("-") else text
@@ -103,7 +109,7 @@ def _render(t: LeanType, v: Any, arg: bool) -> str:
     raise TypeError(f"cannot render type {t!r}")  # pragma: no cover
 
 
-def _render_tail(t: LeanType, v: Any) -> str:
+def _render_tail(t: ValueType, v: Any) -> str:
     # `(a, b, c)` is Lean's own notation for `(a, (b, c))`.
     if isinstance(t, ProdT):
         return _render(t.fst, v[0], False) + ", " + _render_tail(t.snd, v[1])
@@ -203,7 +209,7 @@ class _Tokens:
         return tok is not None and tok[1] == value
 
 
-def parse_lean(t: LeanType, text: str) -> Any:
+def parse(t: ValueType, text: str) -> Any:
     """Parse Lean text into the canonical value of ``t``.
 
     Raises :class:`Unparsable` when the text is not one complete literal and
@@ -219,15 +225,15 @@ def parse_lean(t: LeanType, text: str) -> Any:
     return _parse_all([t], text, "literal")[0]
 
 
-def parse_lean_args(types: Sequence[LeanType], text: str) -> list[Any]:
-    """Parse the arguments of a call, as :func:`to_lean` wrote them one after another
+def parse_args(types: Sequence[ValueType], text: str) -> list[Any]:
+    """Parse the arguments of a call, as :func:`render` wrote them one after another
     (``(-1) #[2, 3] "a"``), into the canonical values of ``types``."""
     if any(isinstance(t, Opaque) for t in types):
         raise Unparsable("an opaque argument has no delimiter")
     return _parse_all(types, text, "the arguments")
 
 
-def _parse_all(types: Sequence[LeanType], text: str, what: str) -> list[Any]:
+def _parse_all(types: Sequence[ValueType], text: str, what: str) -> list[Any]:
     """``text`` as one value of each of ``types``, in order, and nothing else."""
     toks = _Tokens(text)
     values = [_parse(toks, t) for t in types]
@@ -240,7 +246,7 @@ def _parse_all(types: Sequence[LeanType], text: str, what: str) -> list[Any]:
     return values
 
 
-def _parse(toks: _Tokens, t: LeanType) -> Any:
+def _parse(toks: _Tokens, t: ValueType) -> Any:
     if toks.at("("):
         if isinstance(t, ProdT):
             # `(a, b)` is the pair's own syntax; `((a, b))` adds redundant parentheses.
@@ -272,7 +278,7 @@ def _parse(toks: _Tokens, t: LeanType) -> Any:
     raise Unparsable(f"expected '(' for a pair in {toks.text!r}")
 
 
-def _parse_tail(toks: _Tokens, t: LeanType) -> Any:
+def _parse_tail(toks: _Tokens, t: ValueType) -> Any:
     # After `(a, ` the rest may be `b)` or, for nested products, `b, c)`.
     if isinstance(t, ProdT) and not toks.at("("):
         first = _parse(toks, t.fst)
