@@ -82,7 +82,7 @@ def cache_figures(work: Path, tasks: list[str]) -> None:
 def reduce_figures(work: Path) -> None:
     from twin_backend import twin_run
 
-    from veriscale.benchmark.loader import load_benchmark
+    from veriscale.backends.datasets import load_benchmark
     from veriscale.pipeline.reduce import reduce_suite
 
     tasks = sorted(p.name for p in BUNDLED_LEAN.iterdir() if p.is_dir())

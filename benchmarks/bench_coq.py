@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 from veriscale.backends.coq.backend import CoqBackend
-from veriscale.benchmark.loader import load_benchmark
+from veriscale.backends.datasets import load_benchmark
 from veriscale.evaluation.verify import verify_tasks
 
 

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from bench_coq_shared_literals import cells  # type: ignore[import-not-found]
 
-import veriscale.backends.coq.backend as coq_backend
+import veriscale.backends.coq.running as coq_running
 from veriscale.backends.coq.backend import CoqBackend
 
 CHECK = re.compile(r'^idtac "(\w+)"; \w+_run constr:\((.*)\)\.$')
@@ -36,19 +36,19 @@ CHECK = re.compile(r'^idtac "(\w+)"; \w+_run constr:\((.*)\)\.$')
 def rendered_files(jobs: list[tuple]) -> list[str]:
     """The sources the backend gives ``coqc`` for ``jobs`` (run once, for real)."""
     sources: list[str] = []
-    real = coq_backend.spawn_coqc
+    real = coq_running.spawn_coqc
 
     def keep(coqc: str, source: str, **limits: object) -> object:
         sources.append(source)
         return real(coqc, source, **limits)  # type: ignore[arg-type]
 
-    coq_backend.spawn_coqc = keep  # type: ignore[assignment]
+    coq_running.spawn_coqc = keep  # type: ignore[assignment]
     try:
         backend = CoqBackend()
         backend.run_many(jobs)
         backend.close()
     finally:
-        coq_backend.spawn_coqc = real
+        coq_running.spawn_coqc = real
     return sources
 
 

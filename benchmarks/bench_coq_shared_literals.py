@@ -20,7 +20,7 @@ from pathlib import Path
 
 from veriscale.backends.base import Implementation
 from veriscale.backends.coq.backend import CoqBackend
-from veriscale.benchmark.loader import load_benchmark
+from veriscale.backends.datasets import load_benchmark
 
 
 def cells(run: Path, n_tasks: int, k_inputs: int) -> list[tuple]:

@@ -28,7 +28,7 @@ from typing import Any
 from veriscale.backends.base import Label, Verdict
 from veriscale.backends.causes import unknown_cause
 from veriscale.backends.coq.backend import CoqBackend
-from veriscale.benchmark.loader import load_benchmark
+from veriscale.backends.datasets import load_benchmark
 from veriscale.report.stats import dataset_counts, multipliers, suite_stats
 from veriscale.values.value import values_equal
 
@@ -88,7 +88,7 @@ def table1(run: Path) -> None:
 
 
 def validate(run: Path) -> None:
-    from veriscale.benchmark.validate import validate_dataset
+    from veriscale.backends.datasets import validate_dataset
 
     for suite in ("plus", "lite"):
         report = validate_dataset(run / suite)

@@ -27,8 +27,8 @@ BUNDLED = Path(__file__).resolve().parents[1] / "src" / "veriscale" / "examples"
 
 
 def throughput(mode: str | None, max_mutants: int) -> dict[str, float]:
+    from veriscale.backends.datasets import load_benchmark
     from veriscale.backends.python.backend import PythonBackend
-    from veriscale.benchmark.loader import load_benchmark
     from veriscale.evaluation.power import discriminative_power
 
     tasks, _ = load_benchmark(BUNDLED)

@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from veriscale.backends.base import Label, Verdict
+from veriscale.backends.datasets import load_benchmark
 from veriscale.backends.lean.backend import LeanBackend
-from veriscale.benchmark.loader import load_benchmark
 from veriscale.llm.provider import make_provider
 from veriscale.pipeline.config import RunConfig
 from veriscale.pipeline.stages import decode_candidates, stage_candidates

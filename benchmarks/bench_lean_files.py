@@ -18,9 +18,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from veriscale.backends.datasets import load_benchmark
 from veriscale.backends.lean import render
 from veriscale.backends.lean.runner import make_runner
-from veriscale.benchmark.loader import load_benchmark
 from veriscale.expansion.mutation import MutationConfig, mutate_inputs
 
 BUNDLED_LEAN = Path(__file__).resolve().parents[1] / "src/veriscale/examples/bundled_lean"

@@ -23,8 +23,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from veriscale.backends.datasets import load_benchmark
 from veriscale.backends.lean.backend import LeanBackend
-from veriscale.benchmark.loader import load_benchmark
 from veriscale.values.types import Scalar
 
 VERINA = Path(__file__).resolve().parents[2] / "shared" / "data" / "verina"

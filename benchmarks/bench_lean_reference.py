@@ -23,9 +23,9 @@ from collections import Counter
 from pathlib import Path
 
 from veriscale.backends.causes import unknown_cause
+from veriscale.backends.datasets import load_benchmark
 from veriscale.backends.lean.backend import LeanBackend
 from veriscale.backends.lean.sections import lean_sections
-from veriscale.benchmark.loader import load_benchmark
 from veriscale.evaluation.verify import AGREE, DISAGREE, UNKNOWN, reference_verdict
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "verina"

@@ -15,10 +15,10 @@ import sys
 import time
 from pathlib import Path
 
+from veriscale.backends.datasets import load_benchmark
 from veriscale.backends.lean.render import code_definition as lean_code_definition
 from veriscale.backends.lean.safety import check_untrusted_lean
 from veriscale.backends.lean.sections import lean_sections
-from veriscale.benchmark.loader import load_benchmark
 
 ROOT = Path(__file__).resolve().parents[1]
 

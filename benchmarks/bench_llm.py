@@ -31,8 +31,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "llm"))
 from llm_fake_server import FakeOpenAI, Reply, system_prompt, user_prompt  # noqa: E402
 
+from veriscale.backends.datasets import load_benchmark  # noqa: E402
 from veriscale.backends.python.format import python_sections  # noqa: E402
-from veriscale.benchmark.loader import load_benchmark  # noqa: E402
 from veriscale.benchmark.model import Task  # noqa: E402
 from veriscale.llm.offline import flawed_specs, offline_adversaries  # noqa: E402
 from veriscale.pipeline.config import RunConfig  # noqa: E402

@@ -23,8 +23,8 @@ from pathlib import Path
 
 def measure(run_dir: Path, suites: list[str], backend_name: str, max_mutants: int,
             max_timeouts: int) -> dict[str, dict[str, float | int]]:
+    from veriscale.backends.datasets import load_benchmark
     from veriscale.backends.registry import make_backend
-    from veriscale.benchmark.loader import load_benchmark
     from veriscale.evaluation.power import discriminative_power
 
     loaded = []

@@ -17,7 +17,7 @@ from veriscale.expansion.mutation import (
     Mutator,
     mutate_inputs,
 )
-from veriscale.values import LeanType, parse_type
+from veriscale.values import ValueType, parse_type
 
 CASES: list[tuple[str, Any]] = [
     ("Int", 12345),
@@ -39,7 +39,7 @@ def _per_second(fn: Any, min_seconds: float = 0.5) -> float:
             return count / elapsed
 
 
-def bench_steps(t: LeanType, value: Any) -> float:
+def bench_steps(t: ValueType, value: Any) -> float:
     rng = random.Random(0)
     pool = IngredientPool()
     pool.add(t, value)
@@ -53,7 +53,7 @@ def bench_steps(t: LeanType, value: Any) -> float:
     return _per_second(batch)
 
 
-def bench_driver(t: LeanType, value: Any) -> float:
+def bench_driver(t: ValueType, value: Any) -> float:
     seeds = [(value,)]
     state = {"seed": 0}
 

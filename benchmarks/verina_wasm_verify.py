@@ -32,8 +32,8 @@ from pathlib import Path
 from typing import Any
 
 from veriscale.backends.base import Label, Verdict
+from veriscale.backends.datasets import load_benchmark
 from veriscale.backends.lean.backend import LeanBackend
-from veriscale.benchmark.loader import load_benchmark
 from veriscale.benchmark.model import Task
 from veriscale.values import values_equal
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from veriscale.backends.base import Backend
-from veriscale.benchmark.loader import load_benchmark
+from veriscale.backends.datasets import load_benchmark
 from veriscale.evaluation.harness import evaluate
 from veriscale.evaluation.mutants import gt_candidate
 from veriscale.evaluation.scoring import Score

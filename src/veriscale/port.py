@@ -243,8 +243,8 @@ def port_suite(suite_dir: Path, tasks_dir: Path, out_dir: Path | None, backend_n
                **backend_options: Any) -> PortReport:
     """Carry ``suite_dir`` onto ``tasks_dir`` (only ``tasks``, when given) and audit
     it; ``on_backend`` is told the backend before the audit (to follow its files)."""
+    from veriscale.backends.datasets import load_benchmark
     from veriscale.backends.registry import make_backend
-    from veriscale.benchmark.loader import load_benchmark
     from veriscale.pipeline.suites import write_suite
 
     start = time.perf_counter()

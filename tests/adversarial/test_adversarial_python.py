@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from veriscale.backends.base import Implementation, Verdict
+from veriscale.backends.datasets import load_benchmark
 from veriscale.backends.python.format import new_task_dir
-from veriscale.benchmark.loader import load_benchmark
 from veriscale.benchmark.model import Task
 from veriscale.expansion.adversarial import (
     generate_adversaries,

@@ -296,7 +296,7 @@ def lines_executed(fn) -> int:
 
 def test_loader_reads_every_bundled_task(bundled_dir: Path) -> None:
     pytest.importorskip("veriscale.backends.python.format")
-    from veriscale.benchmark.loader import load_benchmark
+    from veriscale.backends.datasets import load_benchmark
 
     loaded, issues = load_benchmark(bundled_dir)
     assert not issues, [str(i) for i in issues]
@@ -344,7 +344,7 @@ def test_lean_twins(tasks: list[Bundled], bundled_lean_dir: Path) -> None:
 
 def test_loader_reads_every_lean_twin(bundled_lean_dir: Path) -> None:
     pytest.importorskip("veriscale.backends.lean.format")
-    from veriscale.benchmark.loader import load_benchmark
+    from veriscale.backends.datasets import load_benchmark
 
     loaded, issues = load_benchmark(bundled_lean_dir)
     assert not issues, [str(i) for i in issues]

@@ -7,7 +7,8 @@ from coq_paths import needs_coqc
 
 from veriscale.backends.base import Implementation, Label, Spec, Verdict
 from veriscale.backends.coq import format as F
-from veriscale.backends.coq.backend import CoqBackend, big_nat_literal, hoist_requires
+from veriscale.backends.coq.backend import CoqBackend
+from veriscale.backends.coq.files import big_nat_literal, hoist_requires
 from veriscale.backends.coq.safety import screen, screen_term
 from veriscale.backends.coq.sections import coq_sections
 from veriscale.benchmark.model import ExpectedPair, Task
@@ -58,7 +59,7 @@ def test_screen_refuses_what_could_cheat_or_escape():
 def test_units_sit_in_modules_no_candidate_can_name():
     """Each unit's module carries the file's nonce (unguessable, per file): a
     candidate that slipped a qualified name past the screen still names nothing."""
-    from veriscale.backends.coq.backend import Check, Unit, render_file
+    from veriscale.backends.coq.files import Check, Unit, render_file
 
     units = [Unit("Definition f (x : nat) : nat := x.", [Check("f 1")], trusted=False),
              Unit("Definition f (x : nat) : nat := 2 * x.", [Check("f 1")], trusted=True)]
@@ -297,7 +298,7 @@ def test_the_oracle_cache_knows_which_coqc_answered():
 
 
 def test_literals_several_checks_pass_are_defined_once():
-    from veriscale.backends.coq.backend import SHARED_UNIT, Unit, applied, render_file
+    from veriscale.backends.coq.files import SHARED_UNIT, Unit, applied, render_file
 
     long, short = ("[(1)%Z; (2)%Z; (3)%Z]", "list Z"), ("(7)%Z", "Z")
     units = [Unit("Definition f (l : list Z) (z : Z) : Z := z.",
@@ -321,7 +322,7 @@ def test_literals_several_checks_pass_are_defined_once():
 
 @needs_coqc
 def test_shared_literals_give_the_same_answers_and_a_bad_one_blames_no_check():
-    from veriscale.backends.coq.backend import Check, Unit, applied
+    from veriscale.backends.coq.files import Check, Unit, applied
 
     b = CoqBackend(workers=1, check_timeout=5)
     long = "[(1)%Z; (2)%Z; (30)%Z]"
@@ -369,7 +370,7 @@ def test_check_literals_of_nat_are_the_same_values(tmp_path):
     import random
     import subprocess
 
-    from veriscale.backends.coq.backend import CHECK_LIBS
+    from veriscale.backends.coq.files import CHECK_LIBS
     from veriscale.backends.coq.literal import NAT_DIGITS_SCOPE, to_coq
     from veriscale.values import parse_type
     from veriscale.values.value import Some

@@ -10,8 +10,8 @@ import pytest
 from coq_paths import DATA
 
 from veriscale.backends.coq.sections import coq_sections
+from veriscale.backends.datasets import load_benchmark
 from veriscale.benchmark.fingerprint import code_fingerprint, task_fingerprint
-from veriscale.benchmark.loader import load_benchmark
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "src" / "veriscale" / "examples"
 needs_data = pytest.mark.skipif(not DATA.is_dir(), reason=f"VERINA-Coq data not found at {DATA}")

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from veriscale.backends.coq import format as F
 from veriscale.backends.coq.literal import coq_char, nat_magnitude, parse_coq, to_coq
 from veriscale.backends.coq.types import coq_type, parse_coq_type
-from veriscale.benchmark.loader import detect_format, load_benchmark
+from veriscale.backends.datasets import detect_format, load_benchmark
 from veriscale.values import BOOL, CHAR, INT, NAT, STRING, ListT, OpaqueValue, OptionT, ProdT, Some
 from veriscale.values.value import IllTyped, Unparsable
 

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
+from veriscale.backends.datasets import load_benchmark
 from veriscale.backends.lean.sections import lean_sections
-from veriscale.benchmark.loader import load_benchmark
 from veriscale.evaluation.harness import evaluate_batch
 from veriscale.evaluation.scoring import Bounded, Score
 from veriscale.evaluation.solutions import SolutionLine, Submission, to_candidate

@@ -12,8 +12,8 @@ import pytest
 from click.testing import CliRunner
 
 from veriscale.backends import isolation
+from veriscale.backends.datasets import load_benchmark
 from veriscale.backends.python.format import new_task_dir
-from veriscale.benchmark.loader import load_benchmark
 from veriscale.cli import main
 from veriscale.evaluation.harness import evaluate, evaluate_candidate
 from veriscale.evaluation.mutants import gt_candidate, task_mutants

@@ -48,7 +48,7 @@ def test_unreadable_reject_inputs_only_withhold_completeness() -> None:
 
 
 def test_a_line_that_is_not_utf8_is_reported_and_skipped(tmp_path: Path) -> None:
-    from veriscale.benchmark.loader import load_benchmark
+    from veriscale.backends.datasets import load_benchmark
 
     tasks, _ = load_benchmark(write_suite(tmp_path / "suite"))
     path = tmp_path / "sol.jsonl"

@@ -163,8 +163,8 @@ def test_abstaining_spec_is_fail_not_upper_bound_pass() -> None:
 def test_python_spec_raising_is_fail_with_message(tmp_path: Path) -> None:
     from test_evaluation_python import write_suite
 
+    from veriscale.backends.datasets import load_benchmark
     from veriscale.backends.registry import make_backend
-    from veriscale.benchmark.loader import load_benchmark
     from veriscale.evaluation.harness import evaluate
     from veriscale.evaluation.solutions import load_solutions
 

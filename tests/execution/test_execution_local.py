@@ -13,6 +13,7 @@ from veriscale.backends.lean.backend import LeanBackend
 from veriscale.backends.lean.runner import NativeRunner
 from veriscale.backends.python.backend import PythonBackend
 from veriscale.backends.python.sandbox import Sandbox, SandboxLimits
+from veriscale.backends.python.units import call_many_on
 from veriscale.benchmark.model import ExpectedPair, Signature, Task
 from veriscale.execution import (
     LocalExecutor,
@@ -22,7 +23,7 @@ from veriscale.execution import (
     make_executor,
 )
 from veriscale.execution.settings import ExecutionSettings
-from veriscale.execution.units import ProverFile, call_many_on, run_prover_file
+from veriscale.execution.units import ProverFile, run_prover_file
 from veriscale.pipeline.config import RunConfig
 
 
@@ -161,9 +162,9 @@ def test_every_command_takes_execution_from_flags_env_and_config(
     import veriscale.commands.evaluate as evaluate_cmd
     import veriscale.evaluation.verify as verify_mod
     import veriscale.pipeline.run as run_mod
-    from veriscale.benchmark.loader import NotADataset
+    from veriscale.backends.datasets import NotADataset
     from veriscale.cli import main
-    from veriscale.pipeline.rundir import RunDirLocked
+    from veriscale.rundir import RunDirLocked
 
     made: list[ExecutionSettings] = []
 

@@ -279,7 +279,7 @@ def test_the_candidate_budget_holds_per_batch_on_ray_as_locally() -> None:
     same items: twelve 0.3 s tests under a 1 s budget cannot all run (at most four
     start before it ends); the rest report the budget spent."""
     from veriscale.backends.python.sandbox import Sandbox, SandboxLimits
-    from veriscale.execution.units import call_many_on
+    from veriscale.backends.python.units import call_many_on
 
     limits = SandboxLimits(timeout=5, candidate_seconds=1.0, memory_mb=256)
     source = "import time\ndef f(x):\n    time.sleep(0.3)\n    return x\n"

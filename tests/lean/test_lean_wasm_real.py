@@ -20,9 +20,9 @@ from typing import Any
 import pytest
 
 from veriscale.backends.base import Implementation, Label, Spec, Verdict
+from veriscale.backends.datasets import load_benchmark
 from veriscale.backends.lean.kernel_route import KERNEL_SAMPLE
 from veriscale.backends.registry import make_backend
-from veriscale.benchmark.loader import load_benchmark
 
 pytestmark = pytest.mark.lean
 

@@ -8,6 +8,7 @@ import re
 import pytest
 
 from veriscale.backends.base import Spec
+from veriscale.backends.datasets import load_benchmark
 from veriscale.backends.lean.conjuncts import split_conjuncts
 from veriscale.backends.lean.sections import LeanSections
 from veriscale.backends.lean.templates import lean_templates
@@ -15,7 +16,6 @@ from veriscale.backends.lean.weaken import lean_weakenings
 from veriscale.backends.python.templates import py_perturbations
 from veriscale.backends.python.weaken import python_weakenings
 from veriscale.backends.screen import untrusted_problem
-from veriscale.benchmark.loader import load_benchmark
 from veriscale.benchmark.model import Signature, Task
 from veriscale.llm.offline import OfflineProvider, flawed_specs, offline_decomposition
 from veriscale.values import parse_type

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from veriscale.backends.answers import ParseError, code_blocks, rejection_kind
 from veriscale.backends.lean.answers import (
     lean_binders,
     lean_decls,
@@ -17,14 +18,7 @@ from veriscale.backends.lean.answers import (
 )
 from veriscale.backends.python.answers import parse_python_spec
 from veriscale.benchmark.model import Signature
-from veriscale.llm.parsers import (
-    ParseError,
-    code_blocks,
-    parse_adversaries,
-    parse_decomposition,
-    parse_inputs,
-    rejection_kind,
-)
+from veriscale.llm.parsers import parse_adversaries, parse_decomposition, parse_inputs
 
 SIG = Signature.from_json({
     "name": "rotate",
@@ -286,7 +280,7 @@ def test_lean_spec_without_fences_after_prose() -> None:
 
 
 def test_a_rejection_keeps_its_kind_and_reads_as_its_reason() -> None:
-    from veriscale.llm.parsers import Rejection
+    from veriscale.backends.answers import Rejection
 
     r = Rejection("f: no (h_precond : P) argument", "wrong_signature").within("chunk 2: ")
     assert r == "chunk 2: f: no (h_precond : P) argument" and r.kind == "wrong_signature"

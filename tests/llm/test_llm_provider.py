@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from llm_fake_server import FakeOpenAI, system_prompt
 
-from veriscale.benchmark.loader import load_benchmark
+from veriscale.backends.datasets import load_benchmark
 from veriscale.benchmark.model import Task
 from veriscale.llm.offline import OfflineProvider
 from veriscale.llm.provider import LLMProvider, make_provider

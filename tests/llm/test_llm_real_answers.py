@@ -16,6 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from llm_fake_server import FakeOpenAI, Reply, system_prompt, user_prompt
 
+from veriscale.backends.answers import ParseError, split_reasoning
 from veriscale.backends.python.answers import parse_python_spec
 from veriscale.backends.python.format import new_task_dir
 from veriscale.benchmark.model import Signature, Task
@@ -29,13 +30,7 @@ from veriscale.llm.client import (
     retry_after_seconds,
 )
 from veriscale.llm.config import load_llm_config
-from veriscale.llm.parsers import (
-    ParseError,
-    parse_adversaries,
-    parse_decomposition,
-    parse_inputs,
-    split_reasoning,
-)
+from veriscale.llm.parsers import parse_adversaries, parse_decomposition, parse_inputs
 from veriscale.llm.provider import CONTINUE, LLMProvider, make_provider
 
 SIG = Signature.from_json({"name": "maxIndex", "parameters": [
@@ -69,7 +64,7 @@ def items(*lists: list) -> str:
 
 
 def write_task(tmp: Path) -> Task:
-    from veriscale.benchmark.loader import load_benchmark
+    from veriscale.backends.datasets import load_benchmark
 
     new_task_dir(tmp / "bench", "max_index", "maxIndex", [("xs", "List Int")], "Nat", TASK_PY,
                  description="-----Description-----\nIndex of a maximum.\n-----Input-----\n"

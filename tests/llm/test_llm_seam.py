@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from veriscale.backends.answers import ParseError
 from veriscale.backends.base import Spec
 from veriscale.backends.language import LanguagePlugin, PromptParts, plugin_for, plugins
 from veriscale.backends.lean import render
@@ -13,7 +14,7 @@ from veriscale.backends.lean.sections import LeanSections
 from veriscale.backends.python.sections import PythonSections
 from veriscale.benchmark.model import Signature, Task
 from veriscale.llm import prompts
-from veriscale.llm.parsers import ParseError, parse_adversaries
+from veriscale.llm.parsers import parse_adversaries
 from veriscale.llm.prompts import ADVERSARY_MARKER
 
 SIG = Signature.from_json({

@@ -13,11 +13,10 @@ from veriscale.expansion.mutation import (
     IngredientPool,
     MutationConfig,
     Mutator,
-    check_input,
-    input_key,
     mutate_inputs_traced,
 )
 from veriscale.values import CHAR, NAT, UINT8, check, leaves
+from veriscale.values.inputs import check_input, input_key
 from veriscale.values.strategies import same_value, typed_values, types_strategy, values_of
 
 SETTINGS = settings(

@@ -11,8 +11,7 @@ from hypothesis import HealthCheck, given, settings
 
 from veriscale.benchmark.model import ExpectedPair, Signature, Task
 from veriscale.benchmark.verina import notation
-from veriscale.expansion.mutation import MutationConfig, check_input, input_key, mutate_inputs
-from veriscale.expansion.seeds import LONG, boundary_values, offline_seeds, own_inputs
+from veriscale.expansion.mutation import MutationConfig, mutate_inputs
 from veriscale.values import (
     CHAR,
     FLOAT,
@@ -25,6 +24,8 @@ from veriscale.values import (
     check,
     parse_type,
 )
+from veriscale.values.boundaries import LONG, boundary_values, offline_seeds, own_inputs
+from veriscale.values.inputs import check_input, input_key
 from veriscale.values.strategies import types_strategy
 
 

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
+from veriscale.backends.datasets import load_benchmark
 from veriscale.backends.registry import make_backend
-from veriscale.benchmark.loader import load_benchmark
 from veriscale.pipeline.config import RunConfig
 from veriscale.pipeline.run import run_pipeline
 

@@ -18,8 +18,8 @@ from veriscale.backends.base import (
 from veriscale.backends.cache import CachingBackend, OracleCache
 from veriscale.benchmark.model import ExpectedPair, Signature, Task
 from veriscale.pipeline.config import RunConfig, load_config
-from veriscale.pipeline.rundir import RunDir, write_json_atomic
 from veriscale.pipeline.suites import assemble_plus, contradicted_rows
+from veriscale.rundir import RunDir, write_json_atomic
 
 
 def make_task() -> Task:

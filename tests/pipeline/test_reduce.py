@@ -15,14 +15,14 @@ from pathlib import Path
 import pytest
 from twin_backend import twin_run
 
+from veriscale.backends.datasets import load_benchmark
 from veriscale.backends.lean import format as verina
 from veriscale.backends.lean.sections import lean_sections
 from veriscale.backends.python import format as python_format
-from veriscale.benchmark.loader import load_benchmark
 from veriscale.benchmark.model import ExpectedPair
 from veriscale.pipeline.config import ReductionSettings
 from veriscale.pipeline.reduce import reduce_suite
-from veriscale.pipeline.rundir import RunDir
+from veriscale.rundir import RunDir
 
 TASKS = ["vs_argmax", "vs_divmod", "vs_min_max"]
 

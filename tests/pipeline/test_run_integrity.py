@@ -15,7 +15,7 @@ from rich.console import Console
 
 from veriscale.pipeline.config import RunConfig, detect_backend, load_config
 from veriscale.pipeline.run import Pipeline, run_pipeline
-from veriscale.pipeline.rundir import RunDir, RunDirLocked
+from veriscale.rundir import RunDir, RunDirLocked
 
 TASKS = ["vs_argmax", "vs_divmod"]
 SMALL = {

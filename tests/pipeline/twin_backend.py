@@ -12,8 +12,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from veriscale.backends.datasets import load_benchmark
 from veriscale.backends.registry import make_backend
-from veriscale.benchmark.loader import load_benchmark
 from veriscale.benchmark.model import Task
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from pyb_helpers import TASK_PY, write_task
 
+from veriscale.backends.datasets import load_benchmark
 from veriscale.backends.python.format import (
     FORMAT,
     SectionError,
@@ -16,7 +17,6 @@ from veriscale.backends.python.format import (
     write_task_dir,
 )
 from veriscale.backends.python.sections import python_sections
-from veriscale.benchmark.loader import load_benchmark
 
 
 def test_load_task(task_dir: Path) -> None:

@@ -131,7 +131,7 @@ class _BatchOnly:
 
 
 def test_multi_task_batch_api_is_used(tmp_path: Path) -> None:
-    from veriscale.benchmark.loader import load_benchmark
+    from veriscale.backends.datasets import load_benchmark
 
     for name in ("a", "b", "c"):
         write_task(tmp_path, name)
@@ -181,7 +181,7 @@ class _Mixed(_BatchOnly):
 
 
 def test_mixed_batch_api_is_used(tmp_path: Path) -> None:
-    from veriscale.benchmark.loader import load_benchmark
+    from veriscale.backends.datasets import load_benchmark
 
     for name in ("a", "b"):
         write_task(tmp_path, name)

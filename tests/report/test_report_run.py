@@ -40,7 +40,7 @@ def write_suite(root: Path, tasks: list[Task]) -> None:
 
 def save(run: Path, task: str, record) -> None:
     """Stage records written as the pipeline writes them (the report reads only those)."""
-    from veriscale.pipeline.rundir import RunDir
+    from veriscale.rundir import RunDir
 
     RunDir(run).save_artifact(task, record.STAGE, "x", record)
 

@@ -12,8 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from veriscale.benchmark.loader import load_benchmark
-from veriscale.benchmark.validate import validate_dataset
+from veriscale.backends.datasets import load_benchmark, validate_dataset
 
 TASKS = ("vs_argmax", "vs_divmod")
 

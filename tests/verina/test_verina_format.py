@@ -9,6 +9,7 @@ import shutil
 import pytest
 from verina_helpers import edit_json, make_task, write_dataset
 
+from veriscale.backends.datasets import load_benchmark, task_dirs
 from veriscale.backends.language import plugin_for
 from veriscale.backends.lean.format import (
     SECTION_FIELDS,
@@ -23,7 +24,6 @@ from veriscale.backends.lean.format import (
     write_task_dir,
 )
 from veriscale.backends.lean.sections import LeanSections, lean_sections
-from veriscale.benchmark.loader import load_benchmark, task_dirs
 
 
 @pytest.fixture(scope="module")

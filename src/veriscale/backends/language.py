@@ -4,8 +4,9 @@ Stages, the LLM layer and evaluation ask :func:`plugin_for` (a task's or a
 language's plug-in), :func:`plugin_for_dir` (the format of a task folder) or
 :func:`plugin_for_backend` instead of branching on a language. Each plug-in lives
 in ``veriscale.backends.<language>.plugin``; a new language is one folder under
-``backends/`` plus one line in ``_PLUGINS`` and one in ``registry._BACKENDS``; its
-tasks carry their text as ``Task.sections[<name>]``, an object of its own.
+``backends/`` plus one line in ``_PLUGINS`` (or, from outside the package, one call of
+:func:`register_language`): the plug-in names its backend class too. Its tasks carry
+their text as ``Task.sections[<name>]``, an object of its own.
 """
 
 from __future__ import annotations
@@ -96,6 +97,7 @@ class LanguagePlugin(Protocol):
     name: str  # "coq"
     display_name: str  # "Coq (Rocq)"
     backend: str  # the registry name of its oracle backend
+    backend_path: str  # "module:Class" of that backend (imported when one is made)
     format_name: str  # the task directory format's name in the run manifest
     task_files: tuple[str, ...]  # a folder holding any one of these is a task folder
     screen_name: str  # which checker screens untrusted code, for the run record
@@ -224,16 +226,26 @@ class ModuleLLMParts:
 
 
 
-# Registration order is the order in which task folders are offered to the plug-ins
-# (a folder with ``task.lean`` and ``task.v`` is a Lean task).
+# Registration order is the order in which task folders are offered to the plug-ins,
+# each of which owns the folders holding its task file (a folder with ``task.lean``
+# and ``task.v`` is a Lean task).
 _PLUGINS = {
     "python": ("veriscale.backends.python.plugin", "PYTHON"),
-    "coq": ("veriscale.backends.coq.plugin", "COQ"),
     "lean": ("veriscale.backends.lean.plugin", "LEAN"),
+    "coq": ("veriscale.backends.coq.plugin", "COQ"),
 }
 
 DEFAULT_LANGUAGE = "lean"
-"""The language of a benchmark whose tasks are of mixed or no known language (VERINA's)."""
+"""The language of a benchmark whose tasks are of mixed or no known language, and the
+reader of a task folder no plug-in owns (VERINA's: it names the missing task file)."""
+
+
+def register_language(name: str, module: str, attr: str) -> None:
+    """Add the plug-in ``module.attr`` for language ``name`` (offered task folders after
+    those already registered). A plug-in may live in any importable package."""
+    if name in _PLUGINS and _PLUGINS[name] != (module, attr):
+        raise ValueError(f"language {name!r} is already registered to {_PLUGINS[name]}")
+    _PLUGINS[name] = (module, attr)
 
 def languages() -> list[str]:
     return list(_PLUGINS)
@@ -270,10 +282,14 @@ def plugins() -> list[LanguagePlugin]:
 
 
 def plugin_for_dir(path: Path) -> LanguagePlugin:
-    """The plug-in whose task directory format ``path`` is (first owner in order)."""
+    """The plug-in whose task directory format ``path`` is (first owner in order); a
+    folder no plug-in owns but holding some plug-in's task file (``task.json``) is
+    read by :data:`DEFAULT_LANGUAGE`'s, which says what is missing."""
     for plugin in plugins():
         if plugin.owns_task_dir(path):
             return plugin
+    if any((Path(path) / f).exists() for f in task_files()):
+        return plugin_for(DEFAULT_LANGUAGE)
     raise LookupError(f"{path}: no language plug-in reads this task folder")
 
 

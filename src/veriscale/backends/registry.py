@@ -1,4 +1,8 @@
-"""Backend construction by name, so stages and commands never import a concrete backend."""
+"""Backend construction by name, so stages and commands never import a concrete backend.
+
+Each language plug-in names its backend (``backend``) and the class that implements
+it (``backend_path``); this module only looks them up.
+"""
 
 from __future__ import annotations
 
@@ -6,23 +10,19 @@ import importlib
 from typing import Any
 
 from veriscale.backends.base import Backend
-
-_BACKENDS = {
-    "python": ("veriscale.backends.python.backend", "PythonBackend"),
-    "lean": ("veriscale.backends.lean.backend", "LeanBackend"),
-    "coq": ("veriscale.backends.coq.backend", "CoqBackend"),
-}
+from veriscale.backends.language import plugin_for_backend, plugins
 
 
 def backend_names() -> list[str]:
-    return list(_BACKENDS)
+    return [p.backend for p in plugins()]
 
 
 def backend_class(name: str) -> type:
     """The class of the backend ``name`` (what it can do, before making one)."""
-    if name not in _BACKENDS:
-        raise ValueError(f"unknown backend {name!r}; choose one of {', '.join(_BACKENDS)}")
-    module_name, cls_name = _BACKENDS[name]
+    plugin = plugin_for_backend(name)
+    if plugin is None:
+        raise ValueError(f"unknown backend {name!r}; choose one of {', '.join(backend_names())}")
+    module_name, _, cls_name = plugin.backend_path.partition(":")
     return getattr(importlib.import_module(module_name), cls_name)  # type: ignore[no-any-return]
 
 

@@ -14,9 +14,7 @@ from typing import Any
 
 from veriscale.benchmark.verina.codec import decode, encode
 from veriscale.values import ValueType, parse_type
-
-Input = tuple[Any, ...]
-"""One input: canonical values in parameter order."""
+from veriscale.values.inputs import Input
 
 
 @dataclass(frozen=True)

@@ -5,18 +5,17 @@ The checks are the data defects found in the authors' released suites
 duplicate inputs, inputs that are both expected and rejected, expected
 outputs listed as unexpected, and values VERINA's own unescaped renderer
 would break. Everything here is pure over :class:`RawTask` records except
-:func:`validate_dataset`, which reads the folders.
+:func:`veriscale.backends.datasets.validate_dataset`, which reads the folders
+(each with its language plug-in).
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from typing import Any
 
-from veriscale.benchmark.loader import task_dirs
 from veriscale.benchmark.model import Input, LoadIssue, Signature, Task
 from veriscale.benchmark.verina.codec import json_render_hazard
 from veriscale.benchmark.verina.folder import REJECT_JSON, TASK_JSON, TEST_JSON, RawTask
@@ -230,35 +229,7 @@ def lint_raw(raw: RawTask, loader: Loader) -> TaskReport:
     return report
 
 
-def lint_dataset(raws: Iterable[RawTask], loader: Loader | None = None) -> ValidationReport:
-    """Pure: lint every task; ``loader(raw)`` defaults to the format of each folder."""
-    return ValidationReport([lint_raw(raw, loader or loader_for(raw)) for raw in raws])
-
-
-def loader_for(raw: RawTask) -> Loader:
-    """The loader of the folder's own format (its language plug-in's)."""
-    if raw.path is None:
-        raise ValueError(f"{raw.name}: raw content read from no folder needs its loader")
-    from veriscale.backends.language import plugin_for_dir
-
-    plugin = plugin_for_dir(Path(raw.path))
-
-    def load(r: RawTask) -> tuple[Task | None, list[LoadIssue]]:
-        return plugin.load_task_dir(Path(r.path or ""))
-
-    return load
-
-
-def validate_dataset(root: Path) -> ValidationReport:
-    """Read and lint every task folder of ``root`` (each by its language plug-in);
-    raises ``NotADataset``."""
-    from veriscale.backends.language import plugin_for_dir
-
-    return ValidationReport([plugin_for_dir(d).lint_task_dir(d) for d in task_dirs(Path(root))])
-
-
 __all__ = [
     "DEFECT_KINDS", "WARNING_KINDS", "Defect", "TaskReport", "ValidationReport",
-    "hazard_defects", "lint_dataset", "lint_raw", "loader_for", "suite_defects",
-    "validate_dataset",
+    "hazard_defects", "lint_raw", "suite_defects",
 ]

@@ -30,9 +30,9 @@ def suite_coverage(suite: Path, ids: list[str] | None, backends: dict[str, Any]
     """One suite's coverage of its tasks' reference code: per task (lines and branches
     run by its tests' inputs, or why not available), and the totals over the tasks
     measured. ``backends`` (by name) are made on first use and reused."""
+    from veriscale.backends.datasets import load_benchmark
     from veriscale.backends.language import plugin_for
     from veriscale.backends.registry import backend_class, make_backend
-    from veriscale.benchmark.loader import load_benchmark
 
     tasks, issues = load_benchmark(suite, ids)
     per_task: dict[str, Any] = {}
@@ -85,7 +85,7 @@ def coverage_command(suites: tuple[Path, ...], task_list: str | None, per_task: 
     Give the original suite, Plus and Lite to see what each keeps. The reference runs
     in the sandbox. Languages that cannot measure it (Lean, Coq) say why. Exit status
     2 when a SUITE is not a dataset."""
-    from veriscale.benchmark.loader import NotADataset
+    from veriscale.backends.datasets import NotADataset
 
     configure_sandbox(sandbox)
     ids = [t.strip() for t in task_list.split(",") if t.strip()] if task_list else None

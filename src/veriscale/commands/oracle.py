@@ -15,8 +15,8 @@ import click
 from rich.console import Console
 from rich.markup import escape
 
+from veriscale.backends.datasets import load_benchmark
 from veriscale.backends.registry import make_backend
-from veriscale.benchmark.loader import load_benchmark
 from veriscale.commands.execution_options import executor_from_cli
 
 

@@ -28,7 +28,7 @@ def port_command(suite_dir: Path, tasks_dir: Path, out_dir: Path | None,
     against the target's ground truth and report, per task, the rows where the two
     ground truths disagree and the rows the target cannot decide (both are left out
     of --out). Exit 1 on any disagreement."""
-    from veriscale.benchmark.loader import NotADataset
+    from veriscale.backends.datasets import NotADataset
     from veriscale.commands.status import Status, hook_backend
     from veriscale.pipeline.config import detect_backend
     from veriscale.port import port_suite

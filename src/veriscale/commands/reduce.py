@@ -36,7 +36,7 @@ def reduce_command(plus_dir, out, run_dir, max_pairs, max_reject_inputs, keep_or
     """
     import json
 
-    from veriscale.benchmark.loader import NotADataset, load_benchmark
+    from veriscale.backends.datasets import NotADataset, load_benchmark
     from veriscale.pipeline.reduce import reduce_suite, run_reduction_settings
 
     console = Console(stderr=True)

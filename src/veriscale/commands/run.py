@@ -11,8 +11,8 @@ import click
 from rich.console import Console
 from rich.markup import escape
 
+from veriscale.backends.datasets import NotADataset
 from veriscale.backends.registry import backend_names
-from veriscale.benchmark.loader import NotADataset
 from veriscale.commands.execution_options import (
     executor_from_cli,
     executor_options,
@@ -63,10 +63,10 @@ def _go(benchmark_dir, out, backend, runner, llm, config_path, seed, tasks, exec
         log_file=None):
     from pydantic import ValidationError
 
-    from veriscale.benchmark.loader import task_dirs
+    from veriscale.backends.datasets import task_dirs
     from veriscale.pipeline.config import load_config
     from veriscale.pipeline.run import run_pipeline
-    from veriscale.pipeline.rundir import RunDirLocked
+    from veriscale.rundir import RunDirLocked
 
     console = Console(stderr=True)
     if log_file is not None:

@@ -24,7 +24,7 @@ def stats_command(dataset_dir: Path, as_json: bool, per_task: bool) -> None:
     unexpected inputs (reject_inputs.json rows), each as total, mean, min, median
     and max over tasks, and with --per-task each task's own. Exit status 2 when
     DATASET_DIR is not a dataset."""
-    from veriscale.benchmark.loader import NotADataset
+    from veriscale.backends.datasets import NotADataset
     from veriscale.report.stats import dataset_counts, suite_stats
 
     try:

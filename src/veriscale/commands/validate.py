@@ -34,8 +34,7 @@ def validate_command(dataset_dir: Path, as_json: bool, details: bool) -> None:
     expected outputs listed as unexpected, and values VERINA's unescaped
     renderer would break. Exit status 1 on any defect or unloadable task, 2 when
     DATASET_DIR is not a dataset, 0 otherwise."""
-    from veriscale.benchmark.loader import NotADataset
-    from veriscale.benchmark.validate import validate_dataset
+    from veriscale.backends.datasets import NotADataset, validate_dataset
 
     try:
         report = validate_dataset(dataset_dir)

@@ -42,7 +42,7 @@ def verify_command(dataset_dir: Path, backend_name: str, runner: str | None,
     postcondition, unexpected outputs violate it, and the reference implementation
     reproduces each expected output. Exit status 1 on any disagreement, 2 when
     DATASET_DIR is not a dataset."""
-    from veriscale.benchmark.loader import NotADataset
+    from veriscale.backends.datasets import NotADataset
     from veriscale.evaluation.verify import verify_dataset
 
     console = Console(stderr=True)

@@ -241,10 +241,10 @@ def verify_dataset(root: Path, backend_name: str, task_ids: Sequence[str] | None
                    cache: Any = None, **backend_options: Any) -> VerifyReport:
     """Load ``root`` (issues are kept, not fatal) and verify it with the named backend.
 
-    Raises :class:`veriscale.benchmark.loader.NotADataset` for a folder with no tasks.
+    Raises :class:`veriscale.backends.datasets.NotADataset` for a folder with no tasks.
     """
+    from veriscale.backends.datasets import load_benchmark
     from veriscale.backends.registry import make_backend
-    from veriscale.benchmark.loader import load_benchmark
 
     tasks, issues = load_benchmark(Path(root), list(task_ids) if task_ids else None)
     backend = make_backend(backend_name, **backend_options)

@@ -28,14 +28,46 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from veriscale.backends import dispatch
 from veriscale.backends.base import Backend, Outcome, Verdict, hint, reasons_of
 from veriscale.backends.causes import cause_counts
 from veriscale.benchmark.model import Implementation, Input, Signature, Spec, Task
-from veriscale.pipeline.config import AdversarySettings
 from veriscale.values import ValueType, values_equal
 
 # ====================================================================== config
+
+
+class AdversarySettings(BaseModel):
+    """The ``[adversaries]`` section of the run config (:mod:`veriscale.pipeline.config`)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    max_adver_impl: int = Field(5, ge=1, description="adversaries per flawed specification")
+    max_specs: int = Field(8, ge=0, description="flawed specifications per task")
+    check_flawed_specs: bool = Field(
+        False,
+        description="record which flawed specs accept each kept output (one more oracle "
+        "round, not needed by the default suites; implied by require_flawed_acceptance)",
+    )
+    max_cells: int | None = Field(
+        None,
+        ge=0,
+        description="(expected input, adversary) cells run per task, sampled with the seed "
+        "(the authors sampled 3000); 0 runs every cell; unset: the backend's default "
+        "(3000 on WASM Lean and on Coq, every cell on native Lean and Python)",
+    )
+    require_flawed_acceptance: bool = Field(
+        False,
+        description="keep an unexpected output only if some flawed spec accepted it "
+        "(the paper's filter); off by default: the GT-postcondition check already "
+        "guarantees the output is wrong",
+    )
+    """Off because the GT postcondition's rejection already proves the output wrong;
+    demanding acceptance by a flawed spec ties the suite to whichever generated specs
+    happened to compile, and drops near-miss outputs that are exactly the realistic
+    mistakes a candidate spec must reject. The acceptance is recorded either way."""
 
 
 # ====================================================================== pure decisions

@@ -1,6 +1,6 @@
 """The deterministic offline provider: no endpoint, same roles, same result types.
 
-* seeds: type-directed boundary inputs (``veriscale.expansion.seeds``);
+* seeds: type-directed boundary inputs (``veriscale.values.boundaries``);
 * decomposition: the description's own Input / Output sections;
 * flawed specifications: the GT postcondition with top-level conjuncts dropped
   (one spec per dropped conjunct, and all of them), equalities on ``result``
@@ -17,12 +17,13 @@ import re
 from collections.abc import Callable, Iterable
 from typing import TypeVar
 
+from veriscale.backends.answers import adversary_id, spec_id
 from veriscale.backends.base import Implementation, Spec
 from veriscale.backends.language import language_of, plugin_for
 from veriscale.backends.screen import untrusted_problem
 from veriscale.benchmark.model import Task
 from veriscale.llm.client import UsageLedger
-from veriscale.llm.parsers import Decomposition, adversary_id, spec_id
+from veriscale.llm.parsers import Decomposition
 from veriscale.llm.results import AdversaryResult, SeedResult, SpecResult
 
 OFFLINE = "offline"
@@ -97,7 +98,7 @@ class OfflineProvider:
 
     def seed_inputs(self, task: Task, n: int, *, round_index: int = 0) -> SeedResult:
         """Boundary inputs not already among the task's own tests and reject inputs."""
-        from veriscale.expansion.seeds import offline_seeds
+        from veriscale.values.boundaries import offline_seeds
 
         result = SeedResult()
         own = {t.input for t in task.tests} | set(task.reject_inputs)

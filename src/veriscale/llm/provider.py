@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
+from veriscale.backends.answers import ParseError, Rejection, answer_text, rejection_kind
 from veriscale.backends.base import Spec
 from veriscale.backends.language import language_of, plugin_for
 from veriscale.backends.screen import untrusted_problem
@@ -36,13 +37,9 @@ from veriscale.llm.offline import (
 from veriscale.llm.parsers import (
     Decomposition,
     ParsedAdversaries,
-    ParseError,
-    Rejection,
-    answer_text,
     parse_decomposition,
     parse_inputs,
     parse_red_team_answer,
-    rejection_kind,
 )
 from veriscale.llm.results import AdversaryResult, SeedResult, SpecResult
 

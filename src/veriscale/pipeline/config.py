@@ -17,6 +17,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from veriscale.execution.settings import ExecutionSettings
+from veriscale.expansion.adversarial import AdversarySettings
 from veriscale.reduction.pairs import KEEP_ORIGINAL, MAX_PAIRS_PER_TASK
 from veriscale.reduction.reject_inputs import KEEP_PER_CRITICAL_BUCKET, KEEP_REJECT_INPUTS_PER_TASK
 
@@ -38,33 +39,6 @@ class MutationSettings(_Section):
     max_candidates_per_task: int = Field(
         3000, ge=1, description="cap on candidate inputs per task after mutation"
     )
-
-
-class AdversarySettings(_Section):
-    max_adver_impl: int = Field(5, ge=1, description="adversaries per flawed specification")
-    max_specs: int = Field(8, ge=0, description="flawed specifications per task")
-    check_flawed_specs: bool = Field(
-        False,
-        description="record which flawed specs accept each kept output (one more oracle "
-        "round, not needed by the default suites; implied by require_flawed_acceptance)",
-    )
-    max_cells: int | None = Field(
-        None,
-        ge=0,
-        description="(expected input, adversary) cells run per task, sampled with the seed "
-        "(the authors sampled 3000); 0 runs every cell; unset: the backend's default "
-        "(3000 on WASM Lean and on Coq, every cell on native Lean and Python)",
-    )
-    require_flawed_acceptance: bool = Field(
-        False,
-        description="keep an unexpected output only if some flawed spec accepted it "
-        "(the paper's filter); off by default: the GT-postcondition check already "
-        "guarantees the output is wrong",
-    )
-    """Off because the GT postcondition's rejection already proves the output wrong;
-    demanding acceptance by a flawed spec ties the suite to whichever generated specs
-    happened to compile, and drops near-miss outputs that are exactly the realistic
-    mistakes a candidate spec must reject. The acceptance is recorded either way."""
 
 
 class ReductionSettings(_Section):
@@ -159,8 +133,8 @@ class RunConfig(_Section):
 def detect_backend(benchmark_dir: Path, tasks: list[str] | None = None) -> str:
     """The backend a benchmark's own format needs: that of the one language plug-in
     whose format every (selected) task folder is in; the default language's otherwise."""
+    from veriscale.backends.datasets import task_dirs
     from veriscale.backends.language import DEFAULT_LANGUAGE, plugin_for, plugin_for_dir
-    from veriscale.benchmark.loader import task_dirs
 
     dirs = [d for d in task_dirs(benchmark_dir) if not tasks or d.name in tasks]
     owners = {plugin_for_dir(d).name for d in dirs}

@@ -14,8 +14,8 @@ from typing import Any
 from veriscale.artifacts import UnexpectedArtifact
 from veriscale.benchmark.model import Task
 from veriscale.pipeline.config import ReductionSettings
-from veriscale.pipeline.rundir import RunDir
 from veriscale.pipeline.suites import KillData, kill_data, reduce_to_lite
+from veriscale.rundir import RunDir
 
 
 def load_kill_data(task: Task, run_dir: Path | None) -> KillData | None:

@@ -30,9 +30,9 @@ from veriscale.artifacts import Artifact, ReductionArtifact
 from veriscale.backends.base import Backend, Verdict, progress_owner, prover_processes
 from veriscale.backends.causes import VERDICT_UNKNOWN_PREFIX
 from veriscale.backends.coalesce import can_coalesce, coalesced_map
+from veriscale.backends.datasets import NotADataset, detect_format, load_benchmark, task_dirs
 from veriscale.backends.language import plugin_for_backend, show_value
 from veriscale.benchmark.fingerprint import task_fingerprint
-from veriscale.benchmark.loader import NotADataset, detect_format, load_benchmark, task_dirs
 from veriscale.benchmark.model import Input, Task
 from veriscale.execution import concurrent_map, is_remote
 from veriscale.llm.concurrency import llm_task_map, llm_workers
@@ -47,7 +47,6 @@ from veriscale.pipeline import stages
 from veriscale.pipeline.config import RunConfig, resolve_backend
 from veriscale.pipeline.degraded import degraded_causes
 from veriscale.pipeline.progress import FileProgress, print_stage_summary, stage_bars
-from veriscale.pipeline.rundir import RunDir, replace_dir_atomic, write_json_atomic
 from veriscale.pipeline.suites import (
     KillData,
     assemble_plus,
@@ -56,6 +55,7 @@ from veriscale.pipeline.suites import (
     reduce_to_lite,
     write_suite,
 )
+from veriscale.rundir import RunDir, replace_dir_atomic, write_json_atomic
 
 ORACLE_CACHE = "oracle_cache.sqlite"
 """The run's oracle cache, in the run directory (``--no-cache`` turns it off)."""

@@ -151,7 +151,7 @@ def write_suite(final: Path, tasks: list[Task]) -> Path:
     import shutil
 
     from veriscale.backends.language import plugin_for
-    from veriscale.pipeline.rundir import replace_dir_atomic
+    from veriscale.rundir import replace_dir_atomic
 
     final = Path(final)
     staging = final.with_name(f".{final.name}.staging")

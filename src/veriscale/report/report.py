@@ -107,7 +107,7 @@ def _read_json(path: Path) -> Any | None:
 
 def read_artifact(run_dir: Path, task_id: str, stage: str) -> Any | None:
     """A stage's typed record (:mod:`veriscale.artifacts`), as the run wrote it."""
-    from veriscale.pipeline.rundir import RunDir
+    from veriscale.rundir import RunDir
 
     return RunDir(run_dir).read_artifact(task_id, stage)
 
@@ -121,7 +121,7 @@ class LoadedSuites:
 
 def load_suites(run_dir: Path) -> LoadedSuites:
     """The original / plus / lite suites that exist and load, their counts and issues."""
-    from veriscale.benchmark.loader import NotADataset, load_benchmark
+    from veriscale.backends.datasets import NotADataset, load_benchmark
 
     out = LoadedSuites()
     for name in SUITES:
@@ -218,7 +218,7 @@ def _task_ids(
     suites: dict[str, list[Task]],
     counts: dict[str, list[TaskCounts]],
 ) -> list[str]:
-    from veriscale.benchmark.loader import natural_key
+    from veriscale.backends.datasets import natural_key
 
     ids: set[str] = set()
     listed = manifest.get("tasks")

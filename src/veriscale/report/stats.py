@@ -94,8 +94,8 @@ def multipliers(base: dict[str, Any], other: dict[str, Any]) -> dict[str, float 
 
 def dataset_counts(root: Path) -> list[TaskCounts]:
     """Read every task folder of ``root`` (each in its language plug-in's format)."""
+    from veriscale.backends.datasets import task_dirs
     from veriscale.backends.language import plugin_for_dir
-    from veriscale.benchmark.loader import task_dirs
 
     return [raw_counts(d.name, *plugin_for_dir(d).raw_suite(d)) for d in task_dirs(Path(root))]
 

@@ -48,9 +48,9 @@ def _definition_body(sentence_text: str) -> str | None:
 def parse_spec_answer(text: str, task: Task, origin: str = "") -> Any:
     """A candidate spec from a model's Coq answer: the bodies of ``F_precond`` and
     ``F_postcond`` (parameter names as in the task) and the helpers before each."""
+    from veriscale.backends.answers import ParseError
     from veriscale.backends.base import Spec
     from veriscale.backends.coq.lexer import sentences
-    from veriscale.llm.parsers import ParseError
 
     name = task.signature.name
     items = sentences(_coq_code(text))
@@ -72,7 +72,7 @@ def parse_spec_answer(text: str, task: Task, origin: str = "") -> Any:
     post_aux = "\n\n".join(items[i].raw for i in helpers if max(pre_i, -1) < i < post_i)
     spec = Spec(precond=pre_body, postcond=post_body, precond_aux=pre_aux,
                 postcond_aux=post_aux, origin=origin)
-    from veriscale.llm.parsers import spec_id
+    from veriscale.backends.answers import spec_id
 
     return Spec(precond=spec.precond, postcond=spec.postcond, precond_aux=spec.precond_aux,
                 postcond_aux=spec.postcond_aux, id=spec_id(spec), origin=origin)
@@ -83,8 +83,8 @@ def parse_adversary_answer(text: str, task: Task, origin: str = "", target_spec:
     """Implementations from a red-team answer: each chunk after a marker must define
     ``F<i>`` (renamed to ``F``); returns (implementations, reasons for rejected chunks)."""
 
+    from veriscale.backends.answers import adversary_id
     from veriscale.backends.base import Implementation
-    from veriscale.llm.parsers import adversary_id
 
     name = task.signature.name
     code = _coq_code(text)

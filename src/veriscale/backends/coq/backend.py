@@ -8,22 +8,21 @@ a per-file nonce, so answers map back to checks whatever the values print. A fil
 first error: the failing check (or context) is located by line, recorded, and
 the rest of the file is run again, so one failure never hides another. Each
 check has its own time limit inside the file (Ltac ``timeout``, see
-:func:`check_tactic`): a looping check costs its own limit and is UNKNOWN
+:func:`~veriscale.backends.coq.files.check_tactic`): a looping check costs its own limit and is UNKNOWN
 without stopping the file or hiding another. Exhausted memory kills the
 process and blames the check that was running, as UNKNOWN.
 ``nat`` is unary: a value above ``nat_bound`` is not evaluated at all.
+
+The file model is :mod:`~veriscale.backends.coq.files`, running files
+:mod:`~veriscale.backends.coq.running`; this module turns oracle questions into
+checks and their answers into outcomes.
 """
 
 from __future__ import annotations
 
 import re
-import secrets
 import threading
-import time
-from collections import Counter
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from typing import Any
 
 from veriscale.backends.base import (
@@ -38,251 +37,45 @@ from veriscale.backends.base import (
     Verdict,
     Verdicts,
     notify_answers,
-    notify_progress,
 )
 from veriscale.backends.coq import format as F
-from veriscale.backends.coq.lexer import LexError, sentences
+from veriscale.backends.coq.files import (
+    Check,
+    Lits,
+    Unit,
+    applied,
+    big_nat_literal,
+    hoist_requires,
+)
 from veriscale.backends.coq.literal import (
-    NAT_DIGITS_SCOPE,
     is_ascii,
     nat_magnitude,
     parse_coq,
     to_coq,
 )
 from veriscale.backends.coq.runner import (
-    CoqcFile,
-    CoqRun,
     coqc_version,
-    find_coqc,
     quickchick_available,
-    spawn_coqc,
 )
+from veriscale.backends.coq.running import FileRunning
 from veriscale.backends.coq.safety import opaque_names, screen, screen_term
 from veriscale.backends.coq.sections import coq_sections
 from veriscale.backends.coq.types import standard_type
-from veriscale.backends.stops import StopMemory, StopStore
+from veriscale.backends.stops import StopMemory
 from veriscale.benchmark.model import Input, Task
-from veriscale.execution import Executor, UnitFailure, is_remote
-from veriscale.execution.units import ProverFile, process_resources, run_prover_file
+from veriscale.execution import Executor
 from veriscale.values import is_modelled
 from veriscale.values.value import ValueError_
 
 NON_ASCII = ("non-ASCII text (Coq's string is a list of 8-bit ascii, so a character above "
              "127 has no faithful counterpart; not evaluated)")
-CHECK_LIBS = "Coq.ZArith.ZArith Coq.Strings.String Coq.Strings.Ascii Coq.Lists.List"
 # The authors sampled 3000 (expected input, adversary) pairs per task. Unsampled,
 # VERINA-Coq's default config holds about 562,000 cells (up to 9,776 in one task),
 # hours of coqc on 2 cores; at 3000 a task keeps every cell up to that size.
 DEFAULT_CELL_BUDGET = 3000
-CHECK_IMPORTS = ("Import Coq.ZArith.ZArith Coq.Strings.String Coq.Strings.Ascii "
-                 "Coq.Lists.List.ListNotations.")
 
 
-Lits = tuple[tuple[str, str | None], ...]
-"""Rendered arguments of a check: each literal with its standard Coq type (or None)."""
-
-
-def applied(head: str, lits: Lits) -> Check:
-    """The check ``head lit1 lit2 ...``."""
-    return Check(" ".join([head, *(lit for lit, _ in lits)]), head=head, args=lits)
-
-
-@dataclass
-class Check:
-    """One ``Compute``: ``expr`` is a Coq term; the answer is text or an error.
-
-    With ``args`` (each a literal and its standard Coq type, or ``None`` where it has
-    none), ``expr`` is ``head`` applied to those literals, and a literal that several
-    checks of a file share is elaborated once for all of them (see :func:`render_file`).
-    """
-
-    expr: str
-    answer: str | None = None
-    error: tuple[str, str] | None = None  # (kind, message); kind: error/timeout/memory/context
-    head: str = ""
-    args: Lits = ()
-
-
-@dataclass
-class Unit:
-    """A module: the definitions the checks need, and the checks."""
-
-    context: str
-    checks: list[Check]
-    trusted: bool  # the ground truth (its failures are the checker's, not a candidate's)
-    requires: list[str] = field(default_factory=list)
-    strikes: int = 0  # checks of this unit that exceeded their time limit (memory: not)
-
-
-def hoist_requires(text: str) -> tuple[list[str], str]:
-    """Move ``Require`` to the top of the file (inside a module it is fragile);
-    what stays is ``Import``/``Export`` of the same libraries, in place."""
-    try:
-        items = sentences(text)
-    except LexError:
-        return [], text
-    requires: list[str] = []
-    out = text
-    for s in reversed(items):
-        m = re.match(r"(From\s+\S+\s+)?Require\s+(Import\s+|Export\s+)?(.*)$", s.text, re.S)
-        if m is None:
-            continue
-        libs = " ".join(m.group(3).split())
-        requires.insert(0, f"{m.group(1) or ''}Require {libs}.")
-        verb = (m.group(2) or "").strip()
-        keep = f"{verb} {libs}." if verb else ""
-        out = out[:s.start] + keep + out[s.end:]
-    return requires, out
-
-
-def check_tactic(nonce: str, check_timeout: int, budget: int) -> list[str]:
-    """The file's one check runner (names carry the nonce, so no context can
-    shadow it or forge its markers).
-
-    A unit's checks run as tactic sentences of one ``Goal True`` proof. Each
-    evaluates its term by ``eval vm_compute`` (what ``Compute`` runs) under Ltac's
-    ``timeout``; ``first`` turns a timeout into a printed marker and records it
-    as a hypothesis. Once ``budget`` such hypotheses are in the proof, the
-    unit's remaining checks (larger ones: a unit runs smallest first) print
-    *skipped* instead of spending their limits. A timeout only abandons an
-    evaluation, so every printed value is what ``Compute`` would print. The
-    term is elaborated outside ``first``: an ill-typed check is an error located
-    by its line.
-    """
-    strikes = ", ".join(f"H{i} : vsq{nonce}_strike" for i in range(budget))
-    return [
-        f"Definition vsq{nonce}_strike : Prop := True.",
-        f"Ltac vsq{nonce}_run e := tryif (match goal with {strikes} |- _ => idtac end) "
-        f"then idtac \"vsq{nonce}!skipped\" else first [ timeout {check_timeout} "
-        f"(let v := eval vm_compute in e in idtac v; idtac \"vsq{nonce}$\") "
-        f"| idtac \"vsq{nonce}!timeout\"; assert vsq{nonce}_strike by exact I ].",
-    ]
-
-
-SHARED_UNIT = -1
-"""The unit number of the shared literals' module in a file's line map."""
-
-
-def shared_literals(units: Sequence[Unit], min_length: int = 12) -> dict[tuple[str, str], int]:
-    """The literals (with their types) that two or more checks of ``units`` pass:
-    elaborating a literal (numerals through their notations, list syntax) costs
-    as much as evaluating a small check, and an input recurs in every adversary's
-    unit. Short literals are not worth a name."""
-    counts: Counter[tuple[str, str]] = Counter()
-    for u in units:
-        for c in u.checks:
-            for lit, ty in c.args:
-                if ty is not None and len(lit) >= min_length:
-                    counts[(lit, ty)] += 1
-    shared = sorted(k for k, n in counts.items() if n > 1)
-    return {k: i for i, k in enumerate(shared)}
-
-
-def render_file(units: Sequence[Unit], nonce: str, check_timeout: int, budget: int = 3,
-                share: bool = True) -> tuple[str, list[tuple[int, int, int, int | None]]]:
-    """The file for ``units`` and the line map ``(first, last, unit, check|None)``.
-
-    A unit's ``strikes`` (timeouts of earlier runs; a memory exhaustion is no strike) are
-    re-asserted at the start of its proof, so a rerun keeps to the same budget.
-    With ``share``, literals passed by several checks are defined once, before any
-    context, in a module of their own (its imports end with it), and the checks
-    name them; that module's lines map to unit :data:`SHARED_UNIT`. Defined there,
-    no context can change how an input literal reads.
-    """
-    lines: list[str] = []
-    spans: list[tuple[int, int, int, int | None]] = []
-    seen: set[str] = set()
-    for u in units:
-        for r in u.requires:
-            if r not in seen:
-                seen.add(r)
-                lines.append(r)
-    lines.append(f"Require {CHECK_LIBS}.")
-    lines.append(NAT_DIGITS_SCOPE)
-    lines.extend(check_tactic(nonce, check_timeout, budget))
-    names = shared_literals(units) if share else {}
-    if names:
-        first = len(lines) + 1
-        lines += [f"Module VsqL{nonce}.", CHECK_IMPORTS]
-        lines += [f"Definition L{i} : {ty} := {lit}." for (lit, ty), i in names.items()]
-        lines.append(f"End VsqL{nonce}.")
-        spans.append((first, len(lines), SHARED_UNIT, None))
-
-    def term(c: Check) -> str:
-        if not names or not c.args:
-            return c.expr
-        parts = [f"VsqL{nonce}.L{names[(lit, ty)]}" if (lit, ty) in names else lit
-                 for lit, ty in c.args]
-        return " ".join([c.head, *parts])
-
-    n = 0
-    for ui, u in enumerate(units):
-        # the file's nonce (secrets.token_hex) in the name: no candidate can name
-        # another's module, or the ground truth's, from inside its own
-        lines.append(f"Module VsqU{nonce}_{ui}.")
-        first = len(lines) + 1
-        lines.extend(u.context.splitlines())
-        lines.append(CHECK_IMPORTS)
-        spans.append((first, len(lines), ui, None))
-        lines.append("Goal True.")
-        lines.extend([f"assert vsq{nonce}_strike by exact I."] * min(u.strikes, budget))
-        for ci, c in enumerate(u.checks):
-            lines.append(f"idtac \"vsq{nonce}_{n}\"; vsq{nonce}_run constr:({term(c)}).")
-            spans.append((len(lines), len(lines), ui, ci))
-            n += 1
-        lines.append("Abort.")
-        lines.append(f"End VsqU{nonce}_{ui}.")
-    return "\n".join(lines) + "\n", spans
-
-
-TIMED_OUT = "\0timeout"  # answers that are not values: the check ran out of time,
-SKIPPED = "\0skipped"  # or was not run because its unit had used up its budget
-
-
-def read_answers(stdout: str, nonce: str) -> dict[int, str]:
-    """Check number → the printed value of its evaluation, or ``TIMED_OUT`` /
-    ``SKIPPED``. A check whose marker printed but whose value did not (the
-    process died in it) has no answer."""
-    out: dict[int, str] = {}
-    marks = list(re.finditer(rf"^vsq{nonce}_(\d+)\n", stdout, re.M))
-    for k, m in enumerate(marks):
-        end = marks[k + 1].start() if k + 1 < len(marks) else len(stdout)
-        seg = stdout[m.end():end]
-        if seg.startswith(f"vsq{nonce}!timeout\n"):
-            out[int(m.group(1))] = TIMED_OUT
-        elif seg.startswith(f"vsq{nonce}!skipped\n"):
-            out[int(m.group(1))] = SKIPPED
-        else:
-            cut = seg.find(f"\nvsq{nonce}$\n")
-            if cut >= 0:
-                out[int(m.group(1))] = seg[:cut].strip()
-    return out
-
-
-_LOCATION = re.compile(r'File "[^"]*", line (\d+), characters \d+-\d+:\n')
-
-
-def error_line(stderr: str) -> tuple[int | None, str]:
-    found = list(_LOCATION.finditer(stderr))
-    if not found:
-        return None, stderr.strip()[-500:]
-    last = found[-1]
-    return int(last.group(1)), stderr[last.end():].strip()[:500]
-
-
-def big_nat_literal(text: str, bound: int) -> int | None:
-    """A literal above ``bound`` written in ``nat`` (``N%nat``, or inside a
-    ``(...)%nat`` group): evaluating the text would build it in unary."""
-    found = [int(m.group(1)) for m in re.finditer(r"\b(\d+)\s*%nat\b", text)]
-    for m in re.finditer(r"\(([^()]*)\)\s*%nat\b", text):
-        found += [int(n) for n in re.findall(r"\b\d+\b", m.group(1))]
-    big = [n for n in found if n > bound]
-    return max(big) if big else None
-
-
-
-
-class CoqBackend:
+class CoqBackend(FileRunning):
     """Oracle on ``coqc`` (see the module docstring). Options: ``coqc`` (path or
     name), ``timeout`` (seconds per file), ``check_timeout`` (per ``Compute``),
     ``memory_mb`` (per process), ``nat_bound``, ``workers`` (parallel coqc),
@@ -332,195 +125,6 @@ class CoqBackend:
     def identity(self) -> str:
         """Who answers, for the oracle cache: ``coqc``'s version and our codec."""
         return f"{coqc_version(self.coqc)}; codec {self.CODEC_REVISION}"
-
-    # ---------------------------------------------------------------- execution
-
-    def _spawn(self, source: str) -> CoqRun | UnitFailure:
-        if is_remote(self.executor):  # one file, one unit; coqc is found on its node
-            assert self.executor is not None
-            runner = CoqcFile.for_source(source, self.coqc, self.timeout, self.memory_mb)
-            job = ProverFile(runner, "Check.v", source, toolchain=runner.identity())
-            got = self.executor.map(run_prover_file, [job],
-                                    resources=process_resources(self.memory_mb))[0]
-            if isinstance(got, UnitFailure):
-                return got
-            run = got
-        else:
-            run = spawn_coqc(find_coqc(self.coqc), source, timeout=self.timeout,
-                             memory_mb=self.memory_mb)
-        with self._lock:
-            self.stats.processes += 1
-            self.stats.seconds += run.seconds
-        return run
-
-    def keep_stops(self, store: StopStore, namespace: str) -> None:
-        """Keep the memory of timed-out checks in ``store`` (see
-        :data:`~veriscale.backends.base.StopsHook`), under the check limit that made them."""
-        self._timed_out.keep_in(store, f"{namespace}|check {self.check_timeout} s")
-
-    def _remember_timeout(self, unit: Unit, check: Check) -> None:
-        """The smallest check of this context and head that ran out of its time: no
-        larger one of them is run again in any later file (see :meth:`_skip_timed_out`)."""
-        self._timed_out.remember((unit.context, check.head), len(check.expr), True)
-
-    def _skip_timed_out(self, units: list[Unit]) -> None:
-        """Answer UNKNOWN (timeout), without running them, the checks no smaller than one
-        of the same context and head that ran out of its time in an earlier file: a
-        specification that enumerates every subsequence costs its strikes once, not in
-        every file that holds more of its checks."""
-        if not self._timed_out:
-            return
-        skipped = 0
-        for u in units:
-            for c in u.checks:
-                if c.answer is None and c.error is None \
-                        and self._timed_out.covering((u.context, c.head), len(c.expr)):
-                    c.error = ("timeout", "not run: a check of this context no larger than "
-                                          f"it exceeded its {self.check_timeout} s limit")
-                    skipped += 1
-        if skipped:
-            with self._lock:
-                self.stats.extra["skipped"] += skipped
-
-    def _run_file(self, units: list[Unit]) -> None:
-        self._skip_timed_out(units)
-        pending = [(u, idx) for u in units
-                   if (idx := [i for i, c in enumerate(u.checks)
-                               if c.answer is None and c.error is None])]
-        first = True
-        share = self.share_literals
-        while pending:
-            if not first:
-                with self._lock:
-                    self.stats.extra["reruns"] += 1
-            first = False
-            view = [Unit(u.context, [u.checks[i] for i in idx], u.trusted, u.requires,
-                         u.strikes) for u, idx in pending]
-            nonce = secrets.token_hex(6)
-            source, spans = render_file(view, nonce, self.check_timeout, self.timeout_budget,
-                                        share)
-            run = self._spawn(source)
-            if isinstance(run, UnitFailure):  # not checked at all: UNKNOWN, not the candidate's
-                detail = run.error.removeprefix("infrastructure:").strip()
-                for v in view:
-                    for c in v.checks:
-                        if c.answer is None and c.error is None:
-                            c.error = ("infrastructure", detail)
-                return
-            answers = read_answers(run.stdout, nonce)
-            order = [(ui, ci) for ui, u in enumerate(view) for ci in range(len(u.checks))]
-            skipped = 0
-            for n, (ui, ci) in enumerate(order):
-                check, got = view[ui].checks[ci], answers.get(n)
-                if got == TIMED_OUT:
-                    check.error = ("timeout", f"the check exceeded its {self.check_timeout} s "
-                                              "limit")
-                    pending[ui][0].strikes += 1
-                    self._remember_timeout(pending[ui][0], check)
-                elif got == SKIPPED:
-                    check.error = ("timeout", f"not run: {self.timeout_budget} smaller checks "
-                                              "of this context exceeded their limits")
-                    skipped += 1
-                elif got is not None:
-                    check.answer = got
-            if skipped:
-                with self._lock:
-                    self.stats.extra["skipped"] += skipped
-            unanswered = [(ui, ci) for n, (ui, ci) in enumerate(order) if n not in answers]
-            if not unanswered and run.returncode == 0 and not run.timed_out:
-                return
-            line, message = error_line(run.stderr)
-            blame: tuple[int, int | None] | None = None
-            kind = "error"
-            if run.timed_out:
-                kind, message = "timeout", f"coqc exceeded {self.timeout:g} s"
-            elif run.memory_exhausted or "Out of memory" in message:
-                kind, message = "memory", f"coqc exhausted its {self.memory_mb} MB " + message
-            elif "Timeout!" in message:
-                kind = "timeout"
-            if line is not None and not run.timed_out:
-                for lo, hi, ui, ci in spans:
-                    if lo <= line <= hi:
-                        blame = (ui, ci)
-                        break
-            if blame is not None and blame[0] == SHARED_UNIT:
-                # no check's fault (a literal of ours did not elaborate there): the
-                # same checks again, each with its literals in place
-                share = False
-                continue
-            if blame is None:
-                if not unanswered:
-                    return
-                ui, ci = unanswered[0]
-                blame = (ui, None if ci == 0 and kind == "error" else ci)
-            ui, ci = blame
-            if ci is None:  # the context itself failed: every remaining check of the unit
-                for c in view[ui].checks:
-                    if c.answer is None and c.error is None:
-                        c.error = ("context", message) if kind == "error" else (kind, message)
-            else:
-                view[ui].checks[ci].error = (kind, message)
-                # Only a timeout spends the unit's budget. Memory exhaustion is that
-                # check's own UNKNOWN (a few inputs near 2^31 in unary arithmetic), so it
-                # never skips the other candidates, original test inputs among them.
-                if kind == "timeout":
-                    pending[ui][0].strikes += 1
-                    self._remember_timeout(pending[ui][0], view[ui].checks[ci])
-            # run again whatever is still unanswered and not blamed
-            nxt = []
-            for (u, idx), v in zip(pending, view, strict=True):
-                left = [i for i, c in zip(idx, v.checks, strict=True)
-                        if c.answer is None and c.error is None]
-                if left:
-                    nxt.append((u, left))
-            pending = nxt
-
-    def execute(self, units: Sequence[Unit],
-                on_file: Callable[[list[Unit]], None] | None = None) -> None:
-        """Answer every check of ``units`` (in files of bounded size, in parallel);
-        ``on_file`` is told the units of each file once it is done (a unit is never
-        split over files, so they are answered).
-
-        A unit's checks run smallest first, so that when a context's checks start
-        to exceed their limits (a specification building a unary ``nat`` from a
-        long list of digits), the ones skipped after ``timeout_budget`` strikes are
-        the larger ones (see :func:`check_tactic`).
-        """
-        given = [u for u in units if u.checks]
-        units = [Unit(u.context, sorted(u.checks, key=lambda c: len(c.expr)), u.trusted,
-                      u.requires) for u in given]
-        origin = {id(copy): u for copy, u in zip(units, given, strict=True)}
-        files: list[list[Unit]] = []
-        current: list[Unit] = []
-        size = 0
-        for u in units:
-            if current and (size + len(u.checks) > self.max_checks
-                            or len(current) >= self.max_units):
-                files.append(current)
-                current, size = [], 0
-            current.append(u)
-            size += len(u.checks)
-        if current:
-            files.append(current)
-        planned = sum(len(u.checks) for u in units)
-        with self._lock:
-            self.stats.checks += planned
-            self.stats.extra["coqc_files"] += len(files)
-        notify_progress(self.progress, "planned", len(files), planned)
-
-        def run(f: list[Unit]) -> None:
-            self._run_file(f)
-            notify_progress(self.progress, "done", 1, sum(len(u.checks) for u in f))
-            if on_file is not None:
-                on_file([origin[id(u)] for u in f])
-
-        width = self.executor.width(self.workers, len(files)) if self.executor else self.workers
-        if len(files) == 1 or width == 1:
-            for f in files:
-                run(f)
-        else:
-            with ThreadPoolExecutor(width) as pool:
-                list(pool.map(run, files))
 
     # ---------------------------------------------------------------- contexts
 
@@ -979,7 +583,3 @@ class CoqBackend:
 
     def close(self) -> None:
         return None
-
-
-def _now() -> float:  # pragma: no cover - kept for benchmarks
-    return time.perf_counter()

@@ -59,7 +59,7 @@ _MARKER = re.compile(r"\(\*\s*!benchmark\s+(@\w+)\s*(.*?)\s*\*\)")
 
 
 def is_coq_task_dir(path: Path) -> bool:
-    return (Path(path) / TASK_V).is_file() and not (Path(path) / "task.lean").is_file()
+    return (Path(path) / TASK_V).is_file()
 
 
 def _find_marker(line: str) -> Marker | None:

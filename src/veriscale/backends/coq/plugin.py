@@ -45,6 +45,7 @@ class CoqPlugin:
     name = "coq"
     display_name = "Coq"
     backend = "coq"
+    backend_path = "veriscale.backends.coq.backend:CoqBackend"  # its class, imported only when a backend is made
     format_name = "coq"
     task_files = ("task.v", "task.json")
     backend_takes_seed = False  # its backend seeds the candidates' ``random`` from the run's seed

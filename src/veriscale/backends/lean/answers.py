@@ -2,7 +2,7 @@
 the spec and red-team answers made into a ``Spec`` and implementations.
 
 The language-neutral part (fences, reasoning, markers, helpers shared between
-chunks, ids) is :mod:`veriscale.llm.parsers`; comments are removed by the one
+chunks, ids) is :mod:`veriscale.backends.answers`; comments are removed by the one
 Lean lexer (:mod:`veriscale.backends.lean.lexer`).
 """
 
@@ -12,12 +12,7 @@ import re
 import textwrap
 from dataclasses import dataclass
 
-from veriscale.backends.base import Spec
-from veriscale.backends.lean.lexer import strip_comments_or_keep as strip_lean_comments
-from veriscale.backends.lean.prompting import COMMENT
-from veriscale.backends.lean.render import postcond_name, precond_call, precond_name
-from veriscale.benchmark.model import Signature
-from veriscale.llm.parsers import (
+from veriscale.backends.answers import (
     AnswerSyntax,
     Helper,
     ParseError,
@@ -29,6 +24,11 @@ from veriscale.llm.parsers import (
     spec_code,
     with_id,
 )
+from veriscale.backends.base import Spec
+from veriscale.backends.lean.lexer import strip_comments_or_keep as strip_lean_comments
+from veriscale.backends.lean.prompting import COMMENT
+from veriscale.backends.lean.render import postcond_name, precond_call, precond_name
+from veriscale.benchmark.model import Signature
 
 _DECL_KW = (
     "def", "theorem", "lemma", "abbrev", "instance", "structure", "inductive", "class",

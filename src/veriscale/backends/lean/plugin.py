@@ -17,6 +17,7 @@ class LeanPlugin(ModuleLLMParts):
     name = "lean"
     display_name = "Lean 4"
     backend = "lean"
+    backend_path = "veriscale.backends.lean.backend:LeanBackend"  # its class, imported only when a backend is made
     package = "veriscale.backends.lean"  # its prompting and answers modules
     fence = "lean"  # the code fence tag of prompts
     format_name = "verina"  # the run manifest's name of the task directory format
@@ -28,11 +29,9 @@ class LeanPlugin(ModuleLLMParts):
     # ------------------------------------------------------------ task format
 
     def owns_task_dir(self, path: Path) -> bool:
-        """A VERINA Lean task folder (``task.lean``, or a ``task.json`` of no other track)."""
-        p = Path(path)
-        if (p / "task.py").exists():
-            return False
-        return (p / "task.lean").exists() or not (p / "task.v").exists()
+        """A VERINA Lean task folder (a folder with a ``task.json`` that no plug-in owns
+        is also read as one: see :func:`~veriscale.backends.language.plugin_for_dir`)."""
+        return (Path(path) / "task.lean").exists()
 
     def load_task_dir(self, path: Path) -> tuple[Task | None, list[Any]]:
         from veriscale.backends.lean import format as F

@@ -2,7 +2,7 @@
 adversarial functions, parameters renamed where the model chose other names.
 
 The language-neutral part (fences, reasoning, markers, helpers shared between
-chunks, ids) is :mod:`veriscale.llm.parsers`.
+chunks, ids) is :mod:`veriscale.backends.answers`.
 """
 
 from __future__ import annotations
@@ -11,10 +11,7 @@ import ast
 import re
 import textwrap
 
-from veriscale.backends.base import Spec
-from veriscale.backends.python.prompting import COMMENT
-from veriscale.benchmark.model import Signature
-from veriscale.llm.parsers import (
+from veriscale.backends.answers import (
     AnswerSyntax,
     Helper,
     ParseError,
@@ -25,6 +22,9 @@ from veriscale.llm.parsers import (
     spec_code,
     with_id,
 )
+from veriscale.backends.base import Spec
+from veriscale.backends.python.prompting import COMMENT
+from veriscale.benchmark.model import Signature
 
 
 def defined_names(code: str) -> set[str]:

@@ -39,9 +39,9 @@ from veriscale.backends.python.sandbox import (
     follow_reference,
 )
 from veriscale.backends.python.sections import python_sections
+from veriscale.backends.python.units import call_many_on
 from veriscale.benchmark.model import Input, Task
 from veriscale.execution import Executor, is_remote
-from veriscale.execution.units import call_many_on
 from veriscale.values import check, from_native, to_native
 
 NO_PYTHON = "unsupported: task has no Python specification"

@@ -18,6 +18,7 @@ class PythonPlugin(ModuleLLMParts):
     name = "python"
     display_name = "Python"
     backend = "python"
+    backend_path = "veriscale.backends.python.backend:PythonBackend"  # its class, imported only when a backend is made
     package = "veriscale.backends.python"  # its prompting and answers modules
     fence = "python"  # the code fence tag of prompts
     format_name = "python"

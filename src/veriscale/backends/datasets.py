@@ -1,7 +1,8 @@
-"""Load any supported benchmark folder: a folder of task folders, each in the task
+"""Read any supported benchmark folder: a folder of task folders, each in the task
 directory format of one language plug-in (VERINA's Lean or Coq track, Python-spec
 tasks). One bad task never stops the others: its problems come back as
-:class:`LoadIssue` records.
+:class:`LoadIssue` records. Reading a folder means asking the plug-ins which of them
+owns it, so this sits above the plug-in registry, not in the task model.
 """
 
 from __future__ import annotations
@@ -9,7 +10,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from veriscale.backends.language import plugin_for_dir, task_files
 from veriscale.benchmark.model import LoadIssue, Task
+from veriscale.benchmark.validate import ValidationReport
 
 
 class NotADataset(ValueError):
@@ -23,8 +26,6 @@ def natural_key(name: str) -> list[object]:
 
 def task_dirs(root: Path) -> list[Path]:
     """The task folders of ``root``: those holding a file some plug-in marks a task by."""
-    from veriscale.backends.language import task_files
-
     root = Path(root)
     if not root.is_dir():
         raise NotADataset(f"{root} is not a directory")
@@ -38,8 +39,6 @@ def task_dirs(root: Path) -> list[Path]:
 def detect_format(task_dir: Path) -> str:
     """The name of a task folder's format (its language plug-in's ``format_name``:
     ``python``, ``coq`` or ``verina``)."""
-    from veriscale.backends.language import plugin_for_dir
-
     return plugin_for_dir(task_dir).format_name
 
 
@@ -48,8 +47,6 @@ def load_benchmark(
 ) -> tuple[list[Task], list[LoadIssue]]:
     """All loadable tasks of ``root`` (optionally only ids in ``tasks``) and the issues found;
     each folder is read by the language plug-in that owns it."""
-    from veriscale.backends.language import plugin_for_dir
-
     loaded: list[Task] = []
     issues: list[LoadIssue] = []
     wanted = set(tasks) if tasks else None
@@ -65,3 +62,9 @@ def load_benchmark(
         for name in sorted(missing):
             issues.append(LoadIssue(name, "", "", "missing_task", f"no task {name!r} in {root}"))
     return loaded, issues
+
+
+def validate_dataset(root: Path) -> ValidationReport:
+    """Read and lint every task folder of ``root`` (each by its language plug-in);
+    raises ``NotADataset``."""
+    return ValidationReport([plugin_for_dir(d).lint_task_dir(d) for d in task_dirs(Path(root))])

@@ -1,8 +1,9 @@
-"""Offline seed inputs: type-directed boundary values, no LLM.
+"""Type-directed boundary values and the offline seed inputs built from them (no LLM).
 
 The LLM seed prompt (paper Appendix C) asks for boundary-heavy candidates; this
 module produces the same kind of candidates deterministically from the
-signature alone, so the pipeline runs without an endpoint. Per type there is an
+signature alone, so the pipeline runs without an endpoint (the offline provider,
+:mod:`veriscale.llm.offline`, serves them as its seeds). Per type there is an
 ordered list of boundary values (most telling first: empty, zero, singleton,
 ±1, duplicates, sorted / reverse-sorted / all-equal, then extremes: values
 beyond 2^63, long sequences, strings with quotes, backslashes, control and
@@ -19,8 +20,8 @@ from collections.abc import Callable, Sequence
 from functools import lru_cache
 from typing import Any
 
-from veriscale.expansion.mutation import Input, check_input, input_key, param_types
 from veriscale.values import ArrayT, ListT, OptionT, ProdT, Scalar, Some, ValueType
+from veriscale.values.inputs import Input, check_input, input_key, param_types
 
 LONG = 60  # length of the "long" sequences: beyond any hand-written example
 
