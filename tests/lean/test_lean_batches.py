@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from veriscale.backends.lean import render
+from veriscale.backends.lean import batching
 from veriscale.backends.lean.messages import batch_answers
 from veriscale.backends.lean.process import LeanMessage
 from veriscale.benchmark.verina import notation
@@ -16,23 +16,23 @@ PROBE = "set_option maxHeartbeats 2000 in "
 
 
 def test_batch_keys_group_one_function_and_one_kind() -> None:
-    assert render.batch_key(PROBE + "#eval! decide (F_precond 1)") == (2000, "decide", "F_precond")
-    assert render.batch_key("#eval! ((F 4 (by sorry)) == (8))") == (0, "==", "F")
-    assert render.batch_key("#eval! (F 4 (by sorry))") == (0, "value", "F")
-    assert render.batch_key(PROBE + "#check (F_precond 1)") == (2000, "check", "F_precond")
-    assert render.batch_key("#reduce decide (F_precond 1)") is None  # kernel mode
-    assert render.batch_key("#eval! decide (P\n)") is None
+    assert batching.batch_key(PROBE + "#eval! decide (F_precond 1)") == (2000, "decide", "F_precond")
+    assert batching.batch_key("#eval! ((F 4 (by sorry)) == (8))") == (0, "==", "F")
+    assert batching.batch_key("#eval! (F 4 (by sorry))") == (0, "value", "F")
+    assert batching.batch_key(PROBE + "#check (F_precond 1)") == (2000, "check", "F_precond")
+    assert batching.batch_key("#reduce decide (F_precond 1)") is None  # kernel mode
+    assert batching.batch_key("#eval! decide (P\n)") is None
 
 
 def test_a_batch_puts_one_term_on_each_line_under_the_summed_budget() -> None:
-    text, offset = render.batch_command([PROBE + "#eval! decide (F_precond 1)",
+    text, offset = batching.batch_command([PROBE + "#eval! decide (F_precond 1)",
                                          PROBE + "#eval! decide (F_precond (-2))"])
     lines = text.split("\n")
     assert lines[0] == "set_option maxHeartbeats 4000 in" and lines[1] == "#eval! ["
     assert lines[offset:] == ["  decide (F_precond 1),", "  decide (F_precond (-2))]"]
-    text, offset = render.batch_command(["#eval! (F 1)", "#eval! (F 2)"])
+    text, offset = batching.batch_command(["#eval! (F 1)", "#eval! (F 2)"])
     assert offset == 1 and text == "#eval! [\n  (F 1),\n  (F 2)]"
-    text, offset = render.batch_command(["#check (F_precond 1)", "#check (F_precond 2)"])
+    text, offset = batching.batch_command(["#check (F_precond 1)", "#check (F_precond 2)"])
     assert offset == 1 and text == "example : List Prop := [\n  (F_precond 1),\n  (F_precond 2)]"
 
 
@@ -63,13 +63,13 @@ def _typed_values(draw: st.DrawFn) -> tuple[object, object]:
 @given(st.lists(_typed_values(), min_size=1, max_size=6))
 def test_a_printed_list_splits_into_the_elements_printed_alone(items: list) -> None:
     texts = [notation.render(t, v) for t, v in items]
-    assert render.split_list("[" + ", ".join(texts) + "]") == texts
+    assert batching.split_list("[" + ", ".join(texts) + "]") == texts
 
 
 def test_split_list_refuses_what_is_not_one_list() -> None:
     for text in ("1, 2", "[1, 2", "[(1, 2]", '["a]', "[1,, 2]", "[1] [2]"):
-        assert render.split_list(text) is None, text
-    assert render.split_list("[]") == []
+        assert batching.split_list(text) is None, text
+    assert batching.split_list("[]") == []
 
 
 def _msg(line: int, text: str, severity: str = "information") -> LeanMessage:
@@ -105,7 +105,7 @@ def test_a_batch_through_a_helper_calls_it_with_each_checks_literals() -> None:
         "return_type": "Option Int"})
     post = [PROBE + "#eval! decide (F_postcond [1, -2] 3 (some (-2)) (by sorry))",
             PROBE + "#eval! decide (F_postcond [] 0 none (by sorry))"]
-    text, offset, as_data = render.helper_batch(post, 400000, sig, 2)
+    text, offset, as_data = batching.helper_batch(post, 400000, sig, 2)
     assert not as_data
     lines = text.split("\n")
     assert lines[:offset] == [
@@ -114,23 +114,23 @@ def test_a_batch_through_a_helper_calls_it_with_each_checks_literals() -> None:
         "set_option maxHeartbeats 4000 in", "#eval! ["]
     assert lines[offset:] == ["  «vs batch 2» [1, -2] 3 (some (-2)),",
                               "  «vs batch 2» [] 0 none]"]
-    text, offset, _ = render.helper_batch(["#eval! decide (F_precond [1] 2)"], 0, sig)
+    text, offset, _ = batching.helper_batch(["#eval! decide (F_precond [1] 2)"], 0, sig)
     assert text.split("\n")[:2] == ["def «vs batch 0» (xs : List Int) (k : Nat) : Bool :=",
                                     "  decide (F_precond (xs) (k))"]
     assert text.split("\n")[offset] == "  «vs batch 0» [1] 2]"
-    assert render.helper_batch(["#eval! ((F [1] 2 (by sorry)) == (some 1))",  # two bodies
+    assert batching.helper_batch(["#eval! ((F [1] 2 (by sorry)) == (some 1))",  # two bodies
                                 "#eval! ((F [] 2) == (none))"], 0, sig) is None
-    text, _, _ = render.helper_batch(["#eval! ((F [1] 2 (by sorry)) == (some 1))"], 0, sig)
+    text, _, _ = batching.helper_batch(["#eval! ((F [1] 2 (by sorry)) == (some 1))"], 0, sig)
     assert text.split("\n")[:2] == [
         "def «vs batch 0» (xs : List Int) (k : Nat) (vsOutput : Option Int) : Bool :=",
         "  (F (xs) (k) sorry) == vsOutput"] and text.endswith("«vs batch 0» [1] 2 (some 1)]")
-    text, _, _ = render.helper_batch(["#eval! (F [1] 2 (by sorry))"], 0, sig)
+    text, _, _ = batching.helper_batch(["#eval! (F [1] 2 (by sorry))"], 0, sig)
     assert text.split("\n")[:2] == ["def «vs batch 0» (xs : List Int) (k : Nat) : Option Int :=",
                                     "  F (xs) (k) sorry"]
     # shapes it does not know are left to the plain batch
-    assert render.helper_batch(["#check (F_precond [1] 2)"], 0, sig) is None
-    assert render.helper_batch(["#eval! decide (G_precond [1] 2)"], 0, sig) is None
-    assert render.helper_batch(["#eval! ((F 1 (by sorry)) == (\") == (\"))"], 0, sig) is None
+    assert batching.helper_batch(["#check (F_precond [1] 2)"], 0, sig) is None
+    assert batching.helper_batch(["#eval! decide (G_precond [1] 2)"], 0, sig) is None
+    assert batching.helper_batch(["#eval! ((F 1 (by sorry)) == (\") == (\"))"], 0, sig) is None
 
 
 def _decoded(t: object, j: object) -> object:
@@ -183,7 +183,7 @@ def test_a_batch_of_values_as_data_maps_its_helper_over_one_string() -> None:
         "return_type": "Option (Nat × String)"})
     post = [PROBE + "#eval! decide (F_postcond [1, -2] 'x' (some (3, \"a\\\"\")) (by sorry))",
             PROBE + "#eval! decide (F_postcond [] '\\n' none (by sorry))"]
-    text, offset, as_data = render.helper_batch(post, 400000, sig, 1, data=True)
+    text, offset, as_data = batching.helper_batch(post, 400000, sig, 1, data=True)
     assert as_data
     lines = text.split("\n")
     assert lines[offset - 1:] == [
@@ -195,10 +195,10 @@ def test_a_batch_of_values_as_data_maps_its_helper_over_one_string() -> None:
     # a type without a route, or a value the route refuses, keeps the literals
     floats = Signature.from_json({"name": "F", "parameters": [
         {"param_name": "x", "param_type": "Float"}], "return_type": "Bool"})
-    _, _, as_data = render.helper_batch(["#eval! decide (F_precond 1.5)"], 0, floats, data=True)
+    _, _, as_data = batching.helper_batch(["#eval! decide (F_precond 1.5)"], 0, floats, data=True)
     assert not as_data
     strings = Signature.from_json({"name": "F", "parameters": [
         {"param_name": "s", "param_type": "String"}], "return_type": "Bool"})
-    _, _, as_data = render.helper_batch(['#eval! decide (F_precond "\\ud800")'], 0, strings,
+    _, _, as_data = batching.helper_batch(['#eval! decide (F_precond "\\ud800")'], 0, strings,
                                         data=True)
     assert not as_data

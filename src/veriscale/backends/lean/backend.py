@@ -63,7 +63,7 @@ from veriscale.backends.base import (
     notify_answers,
     notify_progress,
 )
-from veriscale.backends.lean import render
+from veriscale.backends.lean import batching, render
 from veriscale.backends.lean.files import default_workers, file_limits
 from veriscale.backends.lean.kernel_route import KernelRoute
 from veriscale.backends.lean.messages import (
@@ -151,8 +151,8 @@ class LeanBackend(FileRunning, KernelRoute):
         if mode == "compiled" and not self.runner.supports_compiled:
             raise ValueError(f"the {self.runner.name} Lean runner supports kernel mode only")
         self.mode = mode
-        # compiled mode: checks asked together in one #eval! of a list (render.BATCH_SIZE)
-        self.batch_size = 1 if mode == "kernel" else max(1, int(batch_size or render.BATCH_SIZE))
+        # compiled mode: checks asked together in one #eval! of a list (batching.BATCH_SIZE)
+        self.batch_size = 1 if mode == "kernel" else max(1, int(batch_size or batching.BATCH_SIZE))
         if mode == "compiled" and check_seconds:
             # Heartbeats do not bound compiled evaluation (an exponential specification
             # ran for minutes): a file whose Lean uses this many CPU seconds without a
@@ -184,7 +184,7 @@ class LeanBackend(FileRunning, KernelRoute):
         self.crash_retries = int(crash_retries)
         self.timeout_retries = int(timeout_retries)
         self.kernel_fallback = bool(kernel_fallback)  # compiled mode: crashes go to the kernel
-        # compiled mode: a batch through one helper definition (render.helper_batch);
+        # compiled mode: a batch through one helper definition (batching.helper_batch);
         # the (unit, kind of check) whose helper did not elaborate go term by term
         self.helpers = bool(helpers)
         self._no_helper: set[tuple[Any, ...]] = set()

@@ -1,7 +1,7 @@
 """A batch's values as data: one JSON string that Lean decodes when the batch runs.
 
 In compiled mode a batch of checks is one ``#eval!`` of a list of calls of a helper
-(:func:`render.helper_batch`). Written as Lean literals, every value is elaborated
+(:func:`batching.helper_batch`). Written as Lean literals, every value is elaborated
 (an ``OfNat`` and a ``Neg`` instance search per numeral) and then compiled into the
 batch's code. Measured on the WASM Lean (``benchmarks/bench_lean_data.py``): 64
 postcondition checks of verina_basic_13 (arrays of up to 60 integers) took 1.25 +

@@ -19,8 +19,8 @@ from veriscale.backends.base import (
     Outcome,
     Verdict,
 )
+from veriscale.backends.lean import batching, render
 from veriscale.backends.lean import data as data_route
-from veriscale.backends.lean import render
 from veriscale.backends.lean.process import LeanMessage
 from veriscale.benchmark.verina import notation
 
@@ -218,7 +218,7 @@ def batch_answers(messages: Sequence[LeanMessage], first: int, n: int,
         return [tuple(own[k]) if k in own else again for k in range(n)]
     if checked:
         return [(ok,)] * n
-    parts = render.split_list(infos[0].text) if len(infos) == 1 else None
+    parts = batching.split_list(infos[0].text) if len(infos) == 1 else None
     if parts is None or len(parts) != n:
         return [None] * n
     m = infos[0]

@@ -14,7 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from veriscale.backends.lean import compat, render
+from veriscale.backends.lean import batching, compat, render
 from veriscale.backends.lean import data as data_route
 from veriscale.backends.lean.files import balanced_size, tiers
 from veriscale.backends.lean.kernel_route import KernelAsks
@@ -434,7 +434,7 @@ class FileRunning:
     def _groups(self, items: list[tuple[int, int, str]], single: set[tuple[int, int]]
                 ) -> list[list[int]]:
         """``items`` (of one unit) as the checks each Lean command answers: in compiled
-        mode, up to ``batch_size`` batchable checks of one :func:`render.batch_key`
+        mode, up to ``batch_size`` batchable checks of one :func:`batching.batch_key`
         become one command (classification alternates a syntax check and a decision,
         so a batch gathers its checks from the whole unit; each command is independent
         of the others, so their order is free); a check in ``single`` never joins one."""
@@ -442,7 +442,7 @@ class FileRunning:
         open_: dict[tuple[int, str, str], list[int]] = {}
         for k, (ji, idx, command) in enumerate(items):
             key = None if self.batch_size < 2 or (ji, idx) in single \
-                else render.batch_key(command)
+                else batching.batch_key(command)
             if key is None:
                 groups.append([k])
                 continue
@@ -454,23 +454,23 @@ class FileRunning:
         return groups
 
     def _helper_key(self, variant: render.Variant, command: str) -> tuple[Any, ...]:
-        return (variant.key, render.batch_key(command))
+        return (variant.key, batching.batch_key(command))
 
     def _batch(self, variant: render.Variant, commands: list[str], index: int,
                literal: bool = False) -> tuple[str, int, int | None, bool]:
         """One command for a batch of checks: (text, line of its first term, number of
         lines of its helper definition, None without one; whether its values go as
-        data). Through a helper (:func:`render.helper_batch`) unless that failed before
+        data). Through a helper (:func:`batching.helper_batch`) unless that failed before
         for this unit and kind of check; its values as data unless ``literal`` or that
         failed before likewise."""
         key = self._helper_key(variant, commands[0])
         if self.helpers and key not in self._no_helper:
-            made = render.helper_batch(commands, self.max_heartbeats, variant.task.signature,
+            made = batching.helper_batch(commands, self.max_heartbeats, variant.task.signature,
                                        index, data=self.data and not literal
                                        and key not in self._no_data)
             if made is not None:
                 return made[0], made[1], 2, made[2]
-        text, offset = render.batch_command(commands, self.max_heartbeats)
+        text, offset = batching.batch_command(commands, self.max_heartbeats)
         return text, offset, None, False
 
     def _run_once(
@@ -598,7 +598,7 @@ class FileRunning:
                     as_data = batches[ui][gi][3]  # type: ignore[index]
                     answers = [None] * len(group) if unreached else batch_answers(
                         messages, first_line_of_check + offset, len(group),
-                        checked=(render.batch_key(items[group[0]][2]) or (0, "", ""))[1]
+                        checked=(batching.batch_key(items[group[0]][2]) or (0, "", ""))[1]
                         == "check")
                     if helper is not None and any(
                             m.is_error and m.line < first_line_of_check + helper
