@@ -90,22 +90,12 @@ class PromptParts:
     adversary_marker: str
 
 
-@runtime_checkable
-class LanguagePlugin(Protocol):
-    """Everything a stage needs from one specification language."""
+class TaskFormat(Protocol):
+    """The role of reading and writing a language's task folders."""
 
-    name: str  # "coq"
-    display_name: str  # "Coq (Rocq)"
-    backend: str  # the registry name of its oracle backend
-    backend_path: str  # "module:Class" of that backend (imported when one is made)
     format_name: str  # the task directory format's name in the run manifest
     task_files: tuple[str, ...]  # a folder holding any one of these is a task folder
-    screen_name: str  # which checker screens untrusted code, for the run record
-    backend_takes_seed: bool  # its backend takes the run's seed (``seed=``)
-    backend_takes_runner: bool  # its backend takes ``runner=`` (``--runner``)
-    cheap_evaluation: bool  # timing the evaluation is cheap enough to do by default
 
-    # task format
     def owns_task_dir(self, path: Path) -> bool: ...
     def load_task_dir(self, path: Path) -> tuple[Task | None, list[Any]]: ...
     def write_task_dir(self, task: Task, path: Path) -> Path: ...
@@ -115,7 +105,10 @@ class LanguagePlugin(Protocol):
     def raw_suite(self, path: Path) -> tuple[Any, Any]:
         """The parsed test rows and reject rows of a folder (``None`` where unreadable)."""
 
-    # types and values
+
+class ValueSyntax(Protocol):
+    """The role of writing the neutral types and values in the language's syntax."""
+
     def parse_type(self, text: str) -> ValueType: ...
     def type_text(self, t: ValueType) -> str: ...
     def render_value(self, t: ValueType, value: Any) -> str: ...
@@ -124,11 +117,20 @@ class LanguagePlugin(Protocol):
         """May a seed or mutant be this input (Coq: unary nat within a bound, ASCII
         text)? Benchmark tests are never filtered."""
 
-    # untrusted code
+
+class CodeScreen(Protocol):
+    """The role of refusing untrusted code before it runs."""
+
+    screen_name: str  # which checker screens untrusted code, for the run record
+
     def screen(self, code: str) -> str | None: ...
     def screen_body(self, body: str) -> str | None: ...
 
-    # offline red team, weakenings, mutants
+
+class RedTeam(Protocol):
+    """The role of breaking the ground truth offline: adversaries, weakened
+    postconditions, mutants, and the ground truth they start from."""
+
     def adversary_templates(self, task: Task) -> list[Any]: ...
     def weakened_postconditions(self, task: Task) -> list[Any]: ...
     def split_conjuncts(self, body: str) -> list[str]: ...
@@ -142,7 +144,17 @@ class LanguagePlugin(Protocol):
     def ground_truth(self, task: Task) -> tuple[str, tuple[str, str, str, str]]:
         """GT code as a complete definition, and (precond, postcond, precond_aux, postcond_aux)."""
 
-    # LLM prompts and answers
+    def code_definition(self, task: Task, body: str, code_aux: str = "") -> str:
+        """A candidate's code body as the complete definition the backend runs."""
+
+    def solution_imports(self, imports: str) -> str:
+        """What a solution line's ``imports`` field contributes to its implementation."""
+
+
+class PromptingRole(Protocol):
+    """The role the LLM layer asks of a language: the language's parts of the prompts,
+    and the reading of its code back out of a model's answer."""
+
     def prompt_rules(self) -> str: ...
     def code_fence(self) -> str: ...
     def code_header(self, task: Task) -> str: ...
@@ -164,12 +176,21 @@ class LanguagePlugin(Protocol):
         :func:`veriscale.llm.parsers.parse_adversaries`; None for a plug-in that
         parses its answers itself (its ``parse_adversary_answer``)."""
 
-    def code_definition(self, task: Task, body: str, code_aux: str = "") -> str:
-        """A candidate's code body as the complete definition the backend runs."""
 
-    def solution_imports(self, imports: str) -> str:
-        """What a solution line's ``imports`` field contributes to its implementation."""
+@runtime_checkable
+class LanguagePlugin(TaskFormat, ValueSyntax, CodeScreen, RedTeam, PromptingRole, Protocol):
+    """Everything a stage needs from one specification language: its roles, as
+    VERINA's ITP layer splits a prover (task format, value syntax, screen, red team,
+    prompting), and the name of its oracle backend. Code that needs one role types
+    its argument by that role."""
 
+    name: str  # "coq"
+    display_name: str  # "Coq (Rocq)"
+    backend: str  # the registry name of its oracle backend
+    backend_path: str  # "module:Class" of that backend (imported when one is made)
+    backend_takes_seed: bool  # its backend takes the run's seed (``seed=``)
+    backend_takes_runner: bool  # its backend takes ``runner=`` (``--runner``)
+    cheap_evaluation: bool  # timing the evaluation is cheap enough to do by default
 
 
 class ModuleLLMParts:
