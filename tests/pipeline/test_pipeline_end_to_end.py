@@ -71,6 +71,25 @@ def test_run_writes_every_output(first_run: Path):
         assert matrix["data"]["kill_matrix"], task
 
 
+def test_the_run_measures_the_reference_coverage_of_each_suite(first_run: Path):
+    """The paper keeps 100 % code coverage; the run says how much each suite keeps."""
+    from veriscale.evaluation.coverage import suite_coverage
+
+    cov = json.loads((first_run / "manifest.json").read_text())["code_coverage"]
+    assert cov["available"] and set(cov["suites"]) == {"original", "plus", "lite"}
+    for name, got in cov["suites"].items():
+        assert got["tasks"] == got["tasks_measured"] == len(TASKS.split(",")), name
+        assert 0 < got["lines_covered"] <= got["lines_total"], name
+    plus, lite = cov["suites"]["plus"], cov["suites"]["lite"]
+    assert plus["lines_covered"] >= cov["suites"]["original"]["lines_covered"]
+    alone = suite_coverage(first_run / "lite", None, {})  # what `veriscale coverage` says
+    assert (alone["lines_covered"], alone["branches_covered"]) == (
+        lite["lines_covered"], lite["branches_covered"])
+    text = (first_run / "report.md").read_text()
+    section = text.split("## Code coverage of the reference", 1)[1].split("\n## ", 1)[0]
+    assert f"{plus['lines_covered']}/{plus['lines_total']}" in section
+
+
 def test_same_bytes_under_another_hash_seed(first_run: Path, bundled_dir: Path,
                                             config_file: Path, tmp_path: Path):
     out = tmp_path / "r2"

@@ -230,3 +230,21 @@ def test_stage_counts_show_the_oracles_unknown_verdicts_by_cause(tmp_path) -> No
               if line.startswith("| outputs")]
     assert "gt_postcondition_unknown=2" in row
     assert "unknown gt postcondition: stuck reduction=2" in row and "processes" not in row
+
+
+def test_the_coverage_section_says_why_when_a_language_cannot_measure(tmp_path: Path) -> None:
+    from veriscale.report.report import RunReport, render_coverage
+
+    def section(manifest: dict) -> str:
+        return "\n".join(render_coverage(RunReport(tmp_path, manifest, {}, {}, [], {})))
+
+    assert NOT_AVAILABLE in section({})
+    why = "Coq runs the reference by reduction (Compute), which reports no per-line execution"
+    assert why in section({"code_coverage": {"available": False, "reason": why}})
+    text = section({"code_coverage": {"available": True, "suites": {
+        "plus": {"tasks": 2, "tasks_measured": 2, "lines_covered": 9, "lines_total": 10,
+                 "line_coverage": 0.9, "branches_covered": 3, "branches_total": 4,
+                 "branch_coverage": 0.75, "tasks_fully_covered": 1, "not_available": []},
+        "lite": {"error": "sandbox gone"}}}})
+    assert "| plus | 2/2 | 9/10 (90.0%) | 3/4 (75.0%) | 1 |" in text
+    assert "not measured: sandbox gone" in text

@@ -137,6 +137,7 @@ class Pipeline:
         self.load_issues: list[str] = []
         self.fp: dict[tuple[str, str], str] = {}
         self.evaluation_time: dict[str, Any] = {}
+        self.code_coverage: dict[str, Any] = {}
         self.stage_backend: dict[str, dict[str, float]] = {}  # per stage: processes, checks
         self.suites_kept: list[str] = []
         before = self.rd.load_manifest()
@@ -493,6 +494,34 @@ class Pipeline:
             }
         self.evaluation_time = timing
 
+    def measure_coverage(self) -> None:
+        """How much of each task's reference code the original, Plus and Lite tests run
+        (the paper keeps 100 %), where the backend can measure it (Python); otherwise
+        why not, without running anything. A failure to measure never fails the run."""
+        from veriscale.backends.registry import backend_class
+        from veriscale.evaluation.coverage import suite_coverage
+
+        name = self.config.backend or ""
+        cls = backend_class(name)
+        if not callable(getattr(cls, "reference_coverage", None)):  # base.CoverageMeter
+            self.code_coverage = {"available": False, "reason": getattr(
+                cls, "coverage_unavailable", "") or f"the {name} backend cannot measure it"}
+            return
+        ids = [t.id for t in self.tasks if t.id not in self.errors]
+        suites: dict[str, Any] = {}
+        for suite in ("original", "plus", "lite"):
+            folder = self.rd.root / suite
+            if not folder.is_dir():
+                continue
+            try:
+                got = suite_coverage(folder, ids, {name: self.raw_backend})
+            except Exception as exc:  # the figures are a report's, not the suites'
+                log.warning("coverage of %s not measured: %s", suite, exc)
+                suites[suite] = {"error": str(exc)}
+                continue
+            suites[suite] = {k: v for k, v in got.items() if k not in ("suite", "load_issues")}
+        self.code_coverage = {"available": True, "suites": suites}
+
     def audit(self, accept_multiple: Sequence[str] = ()) -> dict[str, Any]:
         """The ground-truth audit of every finished task (pipeline/audit.py), written to
         ``RUN_DIR/audit.json``: from the stage records, plus one oracle round asking the
@@ -638,6 +667,7 @@ class Pipeline:
             "llm_usage": usage,
             "oracle_cache": self.cache_stats(),
             "evaluation_time": self.evaluation_time,
+            "code_coverage": self.code_coverage,
         }
 
     def cache_stats(self) -> dict[str, Any]:
@@ -688,6 +718,7 @@ def run_pipeline(
             raise
         pipe.build_suites(lite=reduce)
         pipe.audit(config.audit.accept_multiple)
+        pipe.measure_coverage()
         if reduce:
             pipe.time_evaluation()
         pipe.timings["total"] = time.perf_counter() - start

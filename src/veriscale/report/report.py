@@ -391,6 +391,36 @@ def render_table2(report: RunReport) -> list[str]:
     return lines
 
 
+def render_coverage(report: RunReport) -> list[str]:
+    """Line and branch coverage of the reference code by each suite's tests."""
+    lines = ["## Code coverage of the reference", ""]
+    cov = report.manifest.get("code_coverage")
+    if not isinstance(cov, dict) or not cov:
+        return [*lines, NOT_AVAILABLE + ": the run did not measure it.", ""]
+    if not cov.get("available"):
+        return [*lines, f"{NOT_AVAILABLE}: {cov.get('reason') or 'not measurable here'}.", ""]
+    rows = []
+    for name, c in (cov.get("suites") or {}).items():
+        if not isinstance(c, dict):
+            continue
+        if "error" in c:
+            rows.append([name, "—", "—", "—", "—", f"not measured: {c['error']}"])
+            continue
+        share = c.get("line_coverage"), c.get("branch_coverage")
+        rows.append([name, f"{_num(c.get('tasks_measured'))}/{_num(c.get('tasks'))}",
+                     f"{_num(c.get('lines_covered'))}/{_num(c.get('lines_total'))}"
+                     + (f" ({100 * share[0]:.1f}%)" if share[0] is not None else ""),
+                     f"{_num(c.get('branches_covered'))}/{_num(c.get('branches_total'))}"
+                     + (f" ({100 * share[1]:.1f}%)" if share[1] is not None else ""),
+                     _num(c.get("tasks_fully_covered")), "; ".join(c.get("not_available") or [])])
+    lines += _md_table(["Suite", "Tasks measured", "Lines", "Branches", "Fully covered",
+                        "Not available"], rows)
+    lines += ["Statements and branches of each task's reference and the functions it names, "
+              "run by the inputs of the suite's tests (coverage.py, in the sandbox). "
+              "`veriscale coverage SUITE... --per-task` lists what each task misses.", ""]
+    return lines
+
+
 def render_timings(report: RunReport) -> list[str]:
     lines = ["## Wall time per stage", ""]
     timings = report.manifest.get("timings")
@@ -541,6 +571,7 @@ def render_markdown(report: RunReport) -> str:
         lines += ["## Plots", ""]
         lines += [*(f"![{p.stem}]({p.name})" for p in report.plots), ""]
     lines += render_table2(report)
+    lines += render_coverage(report)
     lines += render_tasks(report)
     lines += render_reduction(report)
     lines += render_audit(report)
