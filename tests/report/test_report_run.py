@@ -92,6 +92,10 @@ def run_dir(tmp_path: Path) -> Path:
             "plus": {"tasks": 2, "seconds": 4.0, "code_seconds": 1.0, "spec_seconds": 3.0,
                      "gt_pass_rate": {"code": 1.0}},
         },
+        "code_coverage": {"available": True, "suites": {"plus": {
+            "tasks": 2, "tasks_measured": 2, "lines_covered": 10, "lines_total": 10,
+            "line_coverage": 1.0, "branches_covered": 4, "branches_total": 4,
+            "branch_coverage": 1.0, "tasks_fully_covered": 2, "not_available": []}}},
     }
     (run / "manifest.json").write_text(json.dumps(manifest))
     return run
@@ -143,6 +147,7 @@ def test_report_file_plots_and_sections(run_dir: Path):
     assert "ValueError: boom \\| bad" in text  # table cells are escaped
     assert "expected=30, unexpected=10" in text
     assert "| plus | 2 | 4.00 | ×8.00 | 1.00 | 3.00 | yes |" in text
+    assert "| plus | 2/2 | 10/10 (100.0%) | 4/4 (100.0%) | 2 |" in text
     assert NOT_AVAILABLE not in text
 
 
