@@ -12,7 +12,7 @@ would break. Everything here is pure over :class:`RawTask` records except
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -205,10 +205,10 @@ def suite_defects(task: str, signature: Signature, tests: Any, rejects: Any) -> 
 Loader = Callable[[RawTask], tuple[Task | None, list[LoadIssue]]]
 
 
-def lint_raw(raw: RawTask, loader: Loader) -> TaskReport:
-    """Pure: lint one task folder's raw content (``loader`` builds the task)."""
-    task, issues = loader(raw)
-    report = TaskReport(raw.name, loaded=task is not None)
+def load_report(name: str, task: Task | None, issues: Iterable[LoadIssue]) -> TaskReport:
+    """A task folder's report as far as loading it tells: each load issue a defect, a
+    warning or an error by its kind (every track's loader reports the same kinds)."""
+    report = TaskReport(name, loaded=task is not None)
     for issue in issues:
         if issue.kind in DEFECT_KINDS:
             report.defects.append(
@@ -218,10 +218,17 @@ def lint_raw(raw: RawTask, loader: Loader) -> TaskReport:
             report.warnings.append(issue)
         else:
             report.errors.append(issue)
+    if task is None and not report.errors:
+        report.errors.append(LoadIssue(name, TASK_JSON, "", "bad_task",
+                                       "the task could not be built"))
+    return report
+
+
+def lint_raw(raw: RawTask, loader: Loader) -> TaskReport:
+    """Pure: lint one task folder's raw content (``loader`` builds the task)."""
+    task, issues = loader(raw)
+    report = load_report(raw.name, task, issues)
     if task is None:
-        if not report.errors:
-            report.errors.append(LoadIssue(raw.name, TASK_JSON, "", "bad_task",
-                                           "the task could not be built"))
         return report
     tests, rejects = raw.data.get(TEST_JSON), raw.data.get(REJECT_JSON)
     report.defects += hazard_defects(raw.name, task.signature, tests, rejects)
@@ -231,5 +238,5 @@ def lint_raw(raw: RawTask, loader: Loader) -> TaskReport:
 
 __all__ = [
     "DEFECT_KINDS", "WARNING_KINDS", "Defect", "TaskReport", "ValidationReport",
-    "hazard_defects", "lint_raw", "suite_defects",
+    "hazard_defects", "lint_raw", "load_report", "suite_defects",
 ]

@@ -51,8 +51,7 @@ LAYOUT = Layout(TASK_V, tests=TEST_JSON, rejects=REJECT_JSON)
 
 RAW_JSON_VALUE = "raw_json_value"
 SIGNATURE_FROM_TASK_V = "signature_from_task_v"
-WARNING_KINDS = (RAW_JSON_VALUE, SIGNATURE_FROM_TASK_V)
-"""Load issues that are warnings: the value or signature was still read."""
+# Both are warnings (the value or signature was still read): benchmark.validate.WARNING_KINDS.
 
 
 _MARKER = re.compile(r"\(\*\s*!benchmark\s+(@\w+)\s*(.*?)\s*\*\)")
@@ -358,24 +357,13 @@ def lint_task_dir(path: Path) -> Any:
     """``validate`` for one Coq task folder: load issues, then the suite defects
     (duplicates, inputs both expected and rejected, expected among unexpected)
     judged on the decoded values, so they read the same as for the Lean track."""
-    from veriscale.benchmark.validate import Defect, suite_defects
+    from veriscale.benchmark.validate import Defect, load_report, suite_defects
 
     def lean_named(file: str) -> str:
         return {"test.json": TEST_JSON, "reject_inputs.json": REJECT_JSON}.get(file, file)
 
     task, issues = load_task_dir(path)
-    from veriscale.benchmark.validate import DEFECT_KINDS, TaskReport
-    from veriscale.benchmark.validate import WARNING_KINDS as ALL_WARNINGS
-
-    report = TaskReport(Path(path).name, loaded=task is not None)
-    for issue in issues:
-        if issue.kind in DEFECT_KINDS:
-            report.defects.append(Defect(issue.task, issue.file, issue.field, issue.kind,
-                                         issue.message))
-        elif issue.kind in ALL_WARNINGS:
-            report.warnings.append(issue)
-        else:
-            report.errors.append(issue)
+    report = load_report(Path(path).name, task, issues)
     if task is None:
         return report
     sig = task.signature
