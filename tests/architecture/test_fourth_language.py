@@ -12,7 +12,7 @@ import pytest
 from rich.console import Console
 
 from veriscale.backends import language
-from veriscale.backends.datasets import load_benchmark
+from veriscale.backends.datasets import load_benchmark, validate_dataset
 from veriscale.backends.registry import backend_names
 from veriscale.pipeline.config import RunConfig
 from veriscale.pipeline.run import run_pipeline
@@ -47,6 +47,18 @@ def test_a_registered_language_is_found_everywhere(toy_language: str, tmp_path: 
     assert language.plugin_for_dir(bench / "double").name == toy_language
     (task,), issues = load_benchmark(bench)
     assert not issues and language.language_of(task) == toy_language
+
+
+def test_validate_judges_a_registered_language(toy_language: str, tmp_path: Path) -> None:
+    bench = write_task(tmp_path)
+    assert validate_dataset(bench).ok
+    rows = json.loads((bench / "double" / "test.json").read_text())
+    rows.append(dict(rows[0], unexpected=[6]))  # a duplicate input; its expected is unexpected
+    (bench / "double" / "test.json").write_text(json.dumps(rows))
+    (task,) = validate_dataset(bench).tasks
+    assert sorted((d.kind, d.where) for d in task.defects) == [
+        ("duplicate_input", "test.json[1].input"),
+        ("expected_in_unexpected", "test.json[1].unexpected[0]")]
 
 
 def test_the_pipeline_runs_a_registered_language(toy_language: str, tmp_path: Path) -> None:

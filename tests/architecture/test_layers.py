@@ -33,6 +33,10 @@ CORE = {
 PLUGIN_MAY_IMPORT = set(CORE)
 """A language plug-in builds on the core only."""
 
+PLUGIN_MAY_NOT_IMPORT = ("veriscale.benchmark.validate",)
+"""Core modules a plug-in still must not use: ``validate`` judges what a plug-in
+reads (the plug-in gives its rows; it never lints itself)."""
+
 
 def package_of(module: str, known: dict[str, Path]) -> str:
     parts = module.split(".")[1:]
@@ -78,6 +82,13 @@ def test_plugins_build_on_the_core_only() -> None:
     assert all(p in graph for p in PLUGINS)
     bad = [e for pkg in PLUGINS for e in _edges(graph, pkg, PLUGIN_MAY_IMPORT)]
     assert not bad, "\n".join(bad)
+
+
+def test_plugins_do_not_judge_their_own_folders() -> None:
+    graph = package_graph()
+    bad = [edge for pkg in PLUGINS for why in graph.get(pkg, {}).values() for edge in why
+           if edge.split(" -> ")[1].startswith(PLUGIN_MAY_NOT_IMPORT)]
+    assert not bad, "\n".join(sorted(bad))
 
 
 def test_the_checks_see_a_wrong_direction(tmp_path: Path) -> None:

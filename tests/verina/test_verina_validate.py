@@ -8,9 +8,8 @@ import pytest
 from click.testing import CliRunner
 from verina_helpers import edit_json, write_dataset
 
-from veriscale.backends.datasets import validate_dataset
-from veriscale.backends.lean.format import build_task, read_raw
-from veriscale.benchmark.validate import DEFECT_KINDS, ValidationReport, lint_raw
+from veriscale.backends.datasets import lint_task_dir, validate_dataset
+from veriscale.benchmark.validate import DEFECT_KINDS, ValidationReport
 from veriscale.cli import main
 
 
@@ -112,8 +111,7 @@ def test_what_leans_lexer_accepts_is_no_hazard(tmp_path, t, raw):
 def test_unloadable_task_is_an_error_not_a_crash(tmp_path):
     write_dataset(tmp_path, 2)
     (tmp_path / "toy_1" / "task.json").write_text("{", encoding="utf-8")
-    report = ValidationReport([lint_raw(read_raw(d), build_task)
-                               for d in sorted(tmp_path.iterdir())])
+    report = ValidationReport([lint_task_dir(d) for d in sorted(tmp_path.iterdir())])
     assert [e.kind for e in report.errors] == ["bad_json"]
     assert report.errors[0].task == "toy_1"
     assert [t.loaded for t in report.tasks] == [False, True]

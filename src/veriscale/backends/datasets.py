@@ -12,7 +12,7 @@ from pathlib import Path
 
 from veriscale.backends.language import plugin_for_dir, task_files
 from veriscale.benchmark.model import LoadIssue, Task
-from veriscale.benchmark.validate import ValidationReport
+from veriscale.benchmark.validate import TaskReport, ValidationReport, lint
 
 
 class NotADataset(ValueError):
@@ -64,7 +64,16 @@ def load_benchmark(
     return loaded, issues
 
 
+def lint_task_dir(path: Path) -> TaskReport:
+    """``validate``'s report of one task folder: its plug-in loads it and gives its
+    rows; the judging is the same for every format."""
+    plugin = plugin_for_dir(path)
+    task, issues = plugin.load_task_dir(path)
+    rows = plugin.lint_rows(path, task) if task is not None else None
+    return lint(Path(path).name, task, issues, rows, plugin.load_warnings)
+
+
 def validate_dataset(root: Path) -> ValidationReport:
     """Read and lint every task folder of ``root`` (each by its language plug-in);
     raises ``NotADataset``."""
-    return ValidationReport([plugin_for_dir(d).lint_task_dir(d) for d in task_dirs(Path(root))])
+    return ValidationReport([lint_task_dir(d) for d in task_dirs(Path(root))])

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from veriscale.benchmark.model import Task
+from veriscale.benchmark.verina.folder import SuiteRows
 from veriscale.values import ValueType
 
 SPEC_PRE_MARKER = "Precondition Implementation"
@@ -99,8 +100,10 @@ class TaskFormat(Protocol):
     def owns_task_dir(self, path: Path) -> bool: ...
     def load_task_dir(self, path: Path) -> tuple[Task | None, list[Any]]: ...
     def write_task_dir(self, task: Task, path: Path) -> Path: ...
-    def lint_task_dir(self, path: Path) -> Any:
-        """``validate``'s report of one task folder (a ``TaskReport``)."""
+    load_warnings: tuple[str, ...]  # load issue kinds of this format that are only warnings
+
+    def lint_rows(self, path: Path, task: Task) -> SuiteRows:
+        """The rows ``validate`` judges for a folder whose task was built."""
 
     def raw_suite(self, path: Path) -> tuple[Any, Any]:
         """The parsed test rows and reject rows of a folder (``None`` where unreadable)."""

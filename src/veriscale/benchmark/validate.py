@@ -4,9 +4,9 @@ The checks are the data defects found in the authors' released suites
 (upstream-facts §3.4): values that do not parse or do not fit their type,
 duplicate inputs, inputs that are both expected and rejected, expected
 outputs listed as unexpected, and values VERINA's own unescaped renderer
-would break. Everything here is pure over :class:`RawTask` records except
-:func:`veriscale.backends.datasets.validate_dataset`, which reads the folders
-(each with its language plug-in).
+would break. Everything here is pure over a built task and its :class:`SuiteRows`;
+:func:`veriscale.backends.datasets.validate_dataset` reads the folders, each with
+its language plug-in (a plug-in says what its rows are, never how they are judged).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import Any
 
 from veriscale.benchmark.model import Input, LoadIssue, Signature, Task
 from veriscale.benchmark.verina.codec import json_render_hazard
-from veriscale.benchmark.verina.folder import REJECT_JSON, TASK_JSON, TEST_JSON, RawTask
+from veriscale.benchmark.verina.folder import REJECT_JSON, TASK_JSON, TEST_JSON, SuiteRows
 from veriscale.values import ValueError_, values_equal
 
 DEFECT_KINDS = (
@@ -31,8 +31,9 @@ DEFECT_KINDS = (
 )
 """Defects in the suite itself; load issues of these kinds count as defects."""
 
-WARNING_KINDS = ("signature_mismatch", "id_mismatch", "raw_json_value", "signature_from_task_v")
-"""Load issues that do not affect what VERINA or VeriScale read."""
+WARNING_KINDS = ("signature_mismatch", "id_mismatch")
+"""Load issues that do not affect what VERINA or VeriScale read (a format may
+name more of its own: ``TaskFormat.load_warnings``)."""
 
 
 @dataclass(frozen=True)
@@ -128,8 +129,10 @@ def _rows(data: Any) -> list[tuple[int, dict[str, Any]]]:
     return [(i, row) for i, row in enumerate(data) if isinstance(row, dict)]
 
 
-def hazard_defects(task: str, signature: Signature, tests: Any, rejects: Any) -> list[Defect]:
+def hazard_defects(task: str, signature: Signature, tests: Any, rejects: Any,
+                   files: tuple[str, str] = (TEST_JSON, REJECT_JSON)) -> list[Defect]:
     """Values that VERINA's renderer would paste into Lean as broken or different text."""
+    tests_file, rejects_file = files
     out: list[Defect] = []
     types = {p.name: p.type for p in signature.params}
 
@@ -145,14 +148,14 @@ def hazard_defects(task: str, signature: Signature, tests: Any, rejects: Any) ->
             out.append(Defect(task, file, where, "render_hazard", why))
 
     for i, row in _rows(tests):
-        look_input(TEST_JSON, f"[{i}]", row.get("input"))
+        look_input(tests_file, f"[{i}]", row.get("input"))
         if "expected" in row:
-            check(TEST_JSON, f"[{i}].expected", signature.return_type, row["expected"])
+            check(tests_file, f"[{i}].expected", signature.return_type, row["expected"])
         unexpected = row.get("unexpected")
         for j, value in enumerate(unexpected if isinstance(unexpected, list) else []):
-            check(TEST_JSON, f"[{i}].unexpected[{j}]", signature.return_type, value)
+            check(tests_file, f"[{i}].unexpected[{j}]", signature.return_type, value)
     for i, row in _rows(rejects):
-        look_input(REJECT_JSON, f"[{i}]", row.get("input"))
+        look_input(rejects_file, f"[{i}]", row.get("input"))
     return out
 
 
@@ -177,17 +180,20 @@ def _duplicates(task: str, file: str, inputs: list[tuple[int, Input]]) -> list[D
     return out
 
 
-def suite_defects(task: str, signature: Signature, tests: Any, rejects: Any) -> list[Defect]:
+def suite_defects(task: str, signature: Signature, tests: Any, rejects: Any,
+                  files: tuple[str, str] = (TEST_JSON, REJECT_JSON)) -> list[Defect]:
     """Duplicates, inputs both expected and rejected, expected values listed as
     unexpected; values are compared canonically (``[1, 2]`` == ``"[1, 2]"``)."""
+    tests_file, rejects_file = files
     test_inputs = _decoded_inputs(signature, tests)
     reject_inputs = _decoded_inputs(signature, rejects)
-    out = _duplicates(task, TEST_JSON, test_inputs) + _duplicates(task, REJECT_JSON, reject_inputs)
+    out = (_duplicates(task, tests_file, test_inputs)
+           + _duplicates(task, rejects_file, reject_inputs))
     expected_at = {inp: i for i, inp in reversed(test_inputs)}
     for i, inp in reject_inputs:
         if inp in expected_at:
-            out.append(Defect(task, REJECT_JSON, f"[{i}].input", "input_in_both",
-                              f"also a test input ({TEST_JSON}[{expected_at[inp]}])"))
+            out.append(Defect(task, rejects_file, f"[{i}].input", "input_in_both",
+                              f"also a test input ({tests_file}[{expected_at[inp]}])"))
     rt = signature.return_type
     for i, row in _rows(tests):
         expected = _try_decode(signature.decode_output, row.get("expected", _MISSING))
@@ -197,24 +203,23 @@ def suite_defects(task: str, signature: Signature, tests: Any, rejects: Any) -> 
         for j, raw in enumerate(unexpected):
             value = _try_decode(signature.decode_output, raw)
             if value is not _MISSING and values_equal(rt, expected, value):
-                out.append(Defect(task, TEST_JSON, f"[{i}].unexpected[{j}]",
+                out.append(Defect(task, tests_file, f"[{i}].unexpected[{j}]",
                                   "expected_in_unexpected", f"equals the expected value {raw!r}"))
     return out
 
 
-Loader = Callable[[RawTask], tuple[Task | None, list[LoadIssue]]]
-
-
-def load_report(name: str, task: Task | None, issues: Iterable[LoadIssue]) -> TaskReport:
+def load_report(name: str, task: Task | None, issues: Iterable[LoadIssue],
+                warnings: Iterable[str] = ()) -> TaskReport:
     """A task folder's report as far as loading it tells: each load issue a defect, a
-    warning or an error by its kind (every track's loader reports the same kinds)."""
+    warning or an error by its kind (``warnings``: the format's own warning kinds)."""
+    warning_kinds = {*WARNING_KINDS, *warnings}
     report = TaskReport(name, loaded=task is not None)
     for issue in issues:
         if issue.kind in DEFECT_KINDS:
             report.defects.append(
                 Defect(issue.task, issue.file, issue.field, issue.kind, issue.message)
             )
-        elif issue.kind in WARNING_KINDS:
+        elif issue.kind in warning_kinds:
             report.warnings.append(issue)
         else:
             report.errors.append(issue)
@@ -224,19 +229,21 @@ def load_report(name: str, task: Task | None, issues: Iterable[LoadIssue]) -> Ta
     return report
 
 
-def lint_raw(raw: RawTask, loader: Loader) -> TaskReport:
-    """Pure: lint one task folder's raw content (``loader`` builds the task)."""
-    task, issues = loader(raw)
-    report = load_report(raw.name, task, issues)
-    if task is None:
+def lint(name: str, task: Task | None, issues: Iterable[LoadIssue],
+         rows: SuiteRows | None, warnings: Iterable[str] = ()) -> TaskReport:
+    """Pure: lint one task folder from what its loader built and its rows (the rows
+    are judged only when the task was built: its signature types them)."""
+    report = load_report(name, task, issues, warnings)
+    if task is None or rows is None:
         return report
-    tests, rejects = raw.data.get(TEST_JSON), raw.data.get(REJECT_JSON)
-    report.defects += hazard_defects(raw.name, task.signature, tests, rejects)
-    report.defects += suite_defects(raw.name, task.signature, tests, rejects)
+    files = (rows.tests_file, rows.rejects_file)
+    if rows.render_hazards:
+        report.defects += hazard_defects(name, task.signature, rows.tests, rows.rejects, files)
+    report.defects += suite_defects(name, task.signature, rows.tests, rows.rejects, files)
     return report
 
 
 __all__ = [
     "DEFECT_KINDS", "WARNING_KINDS", "Defect", "TaskReport", "ValidationReport",
-    "hazard_defects", "lint_raw", "load_report", "suite_defects",
+    "hazard_defects", "lint", "load_report", "suite_defects",
 ]

@@ -119,9 +119,14 @@ class ExprPlugin:
     def write_task_dir(self, task: Task, path: Path) -> Path:
         return write_task_dir(task, path)
 
+    load_warnings: tuple[str, ...] = ()
+
     def raw_suite(self, path: Path) -> tuple[Any, Any]:
         raw = folder.read_raw(path, LAYOUT)
         return raw.data.get(TEST_JSON), raw.data.get(REJECT_JSON)
+
+    def lint_rows(self, path: Path, task: Task) -> folder.SuiteRows:
+        return folder.SuiteRows(*self.raw_suite(path), render_hazards=False)
 
     def parse_type(self, text: str) -> ValueType:
         return parse_type(text)

@@ -51,7 +51,8 @@ LAYOUT = Layout(TASK_V, tests=TEST_JSON, rejects=REJECT_JSON)
 
 RAW_JSON_VALUE = "raw_json_value"
 SIGNATURE_FROM_TASK_V = "signature_from_task_v"
-# Both are warnings (the value or signature was still read): benchmark.validate.WARNING_KINDS.
+LOAD_WARNINGS = (RAW_JSON_VALUE, SIGNATURE_FROM_TASK_V)
+"""Both are warnings: the value or the signature was still read."""
 
 
 _MARKER = re.compile(r"\(\*\s*!benchmark\s+(@\w+)\s*(.*?)\s*\*\)")
@@ -353,23 +354,12 @@ def raw_suite(path: Path) -> tuple[Any, Any]:
     return out[0], out[1]
 
 
-def lint_task_dir(path: Path) -> Any:
-    """``validate`` for one Coq task folder: load issues, then the suite defects
-    (duplicates, inputs both expected and rejected, expected among unexpected)
-    judged on the decoded values, so they read the same as for the Lean track."""
-    from veriscale.benchmark.validate import Defect, load_report, suite_defects
-
-    def lean_named(file: str) -> str:
-        return {"test.json": TEST_JSON, "reject_inputs.json": REJECT_JSON}.get(file, file)
-
-    task, issues = load_task_dir(path)
-    report = load_report(Path(path).name, task, issues)
-    if task is None:
-        return report
+def lint_rows(task: Task) -> folder.SuiteRows:
+    """The rows ``validate`` judges: the decoded suite written back in VERINA's notation
+    (the Coq files hold Coq's own encoding), so a duplicate or an expected value listed
+    as unexpected reads the same as on the Lean track; defects name the Coq files."""
     sig = task.signature
     tests = [{"input": sig.encode_input(c.input), "expected": sig.encode_output(c.expected),
               "unexpected": [sig.encode_output(u) for u in c.unexpected]} for c in task.tests]
     rejects = [{"input": sig.encode_input(i)} for i in task.reject_inputs]
-    for d in suite_defects(task.id, sig, tests, rejects):
-        report.defects.append(Defect(d.task, lean_named(d.file), d.field, d.kind, d.message))
-    return report
+    return folder.SuiteRows(tests, rejects, TEST_JSON, REJECT_JSON, render_hazards=False)

@@ -33,6 +33,7 @@ from veriscale.backends.coq.types import coq_type, parse_coq_type
 from veriscale.backends.coq.weaken import weakened_postconditions
 from veriscale.backends.language import PromptParts, Template, Weakening
 from veriscale.benchmark.model import Task
+from veriscale.benchmark.verina.folder import SuiteRows
 from veriscale.values import ValueType
 
 NAT_BOUND = 1_000
@@ -62,8 +63,10 @@ class CoqPlugin:
     def write_task_dir(self, task: Task, path: Path) -> Path:
         return F.write_task_dir(task, path)
 
-    def lint_task_dir(self, path: Path) -> Any:
-        return F.lint_task_dir(path)
+    load_warnings = F.LOAD_WARNINGS
+
+    def lint_rows(self, path: Path, task: Task) -> SuiteRows:
+        return F.lint_rows(task)
 
     def raw_suite(self, path: Path) -> tuple[Any, Any]:
         return F.raw_suite(path)

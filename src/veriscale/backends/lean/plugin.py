@@ -10,6 +10,7 @@ from typing import Any
 from veriscale.backends.language import ModuleLLMParts
 from veriscale.backends.lean.sections import lean_sections
 from veriscale.benchmark.model import Task
+from veriscale.benchmark.verina.folder import SuiteRows
 from veriscale.values import ValueType, parse_type
 
 
@@ -43,11 +44,10 @@ class LeanPlugin(ModuleLLMParts):
 
         return F.write_task_dir(task, path)
 
-    def lint_task_dir(self, path: Path) -> Any:
-        from veriscale.backends.lean.format import build_task, read_raw
-        from veriscale.benchmark.validate import lint_raw
+    load_warnings: tuple[str, ...] = ()
 
-        return lint_raw(read_raw(path), build_task)
+    def lint_rows(self, path: Path, task: Task) -> SuiteRows:
+        return SuiteRows(*self.raw_suite(path))
 
     def raw_suite(self, path: Path) -> tuple[Any, Any]:
         """The parsed test rows and reject rows of a task folder (``None`` if unreadable)."""

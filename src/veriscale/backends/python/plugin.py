@@ -11,6 +11,7 @@ from typing import Any
 from veriscale.backends.language import ModuleLLMParts
 from veriscale.backends.python.sections import python_sections
 from veriscale.benchmark.model import Task
+from veriscale.benchmark.verina.folder import SuiteRows
 from veriscale.values import ValueType, from_native, parse_type, to_native
 
 
@@ -42,10 +43,10 @@ class PythonPlugin(ModuleLLMParts):
 
         return F.write_task_dir(task, path)
 
-    def lint_task_dir(self, path: Path) -> Any:
-        from veriscale.benchmark.validate import lint_raw
+    load_warnings: tuple[str, ...] = ()
 
-        return lint_raw(_read_raw(path), lambda _raw: self.load_task_dir(path))
+    def lint_rows(self, path: Path, task: Task) -> SuiteRows:
+        return SuiteRows(*self.raw_suite(path))
 
     def raw_suite(self, path: Path) -> tuple[Any, Any]:
         from veriscale.benchmark.verina.folder import REJECT_JSON, TEST_JSON

@@ -46,6 +46,24 @@ class Layout:
                 *(f for f in self.optional if f.endswith(".json")))
 
 
+@dataclass(frozen=True)
+class SuiteRows:
+    """A task folder's test rows and reject rows as ``validate`` judges them.
+
+    The rows have VERINA's JSON shape (``input`` / ``expected`` / ``unexpected``, values
+    in its notation); ``tests_file`` and ``rejects_file`` are the names a defect is
+    located by; ``render_hazards`` says whether VERINA's renderer pastes these values
+    into source text (so a value it would break is a defect). A track whose files hold
+    another encoding gives its decoded suite re-encoded (the Coq track).
+    """
+
+    tests: Any
+    rejects: Any
+    tests_file: str = TEST_JSON
+    rejects_file: str = REJECT_JSON
+    render_hazards: bool = True
+
+
 @dataclass
 class RawTask:
     """What a task folder holds, before any value is decoded.
