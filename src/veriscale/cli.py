@@ -21,6 +21,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "audit": ("veriscale.commands.run", "Audit a benchmark's own ground truth: findings with witnesses."),
     "report": ("veriscale.commands.report", "Write the report of a run directory."),
     "evaluate": ("veriscale.commands.evaluate", "Score model outputs (or built-in mutants) on suites."),
+    "mutants": ("veriscale.commands.mutants", "Write the built-in mutants as a solutions file (a weak model)."),
     "leaderboard": ("veriscale.commands.leaderboard", "Several models on several suites: scores, bounds, drops, ranks, plot, page."),
     "verify": ("veriscale.commands.verify", "Re-check a dataset's suite against its own ground truth."),
     "validate": ("veriscale.commands.validate", "Statically lint a VERINA-format dataset."),

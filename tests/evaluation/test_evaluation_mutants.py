@@ -116,3 +116,50 @@ def test_gt_candidates() -> None:
     p = gt_candidate(py_task())
     assert p.impl is not None and p.impl.code == PY.reference
     assert p.spec is not None and p.spec.postcond == PY.postcondition
+
+
+def test_mutants_as_a_solutions_file(tmp_path) -> None:
+    """Every built-in mutant becomes one solutions line that loads back into the same
+    candidate (a code mutant as a complete definition, a spec mutant with its aux)."""
+    import json
+
+    from veriscale.evaluation.mutants import solution_lines
+    from veriscale.evaluation.solutions import load_solutions
+
+    for task in (py_task(), lean_task()):
+        mutants = task_mutants(task, 5, seed=1)
+        lines = solution_lines(mutants)
+        assert [line["sample"] for line in lines] == list(range(len(mutants)))
+        path = tmp_path / f"{task.id}.jsonl"
+        path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+        cands, issues = load_solutions(path, [task])
+        assert not issues
+        for m, c in zip(mutants, cands[task.id], strict=True):
+            assert (c.impl.code if c.impl else None) == (
+                m.candidate.impl.code if m.candidate.impl else None)
+            want, got = m.candidate.spec, c.spec
+            assert (want is None) == (got is None)
+            if want is not None and got is not None:
+                assert (got.precond, got.postcond, got.precond_aux, got.postcond_aux) == (
+                    want.precond, want.postcond,
+                    want.precond_aux if want.precond is not None else "",
+                    want.postcond_aux if want.postcond is not None else "")
+
+
+def test_mutants_command_writes_a_weak_model(tmp_path) -> None:
+    import json
+    from pathlib import Path
+
+    from click.testing import CliRunner
+
+    from veriscale.cli import main
+
+    bundled = Path(__file__).resolve().parents[2] / "src/veriscale/examples/bundled"
+    out = tmp_path / "weak.jsonl"
+    result = CliRunner().invoke(main, ["mutants", str(bundled), "--out", str(out), "--task",
+                                       "vs_argmax", "--kind", "code", "--max-mutants", "2"])
+    assert result.exit_code == 0, result.output
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    assert len(lines) == 2 and {line["task_id"] for line in lines} == {"vs_argmax"}
+    assert all(line["mutant"].startswith("vs_argmax:code:") and "definition" in line
+               and "postcond" not in line for line in lines)

@@ -87,3 +87,17 @@ def test_parse_lines_accepts_aliases_and_aux() -> None:
     assert not issues
     (_, sol), = good
     assert sol.task_id == "a" and sol.postcond_aux == "def h := 1" and sol.precond is None
+
+
+def test_a_definition_is_run_as_given(tmp_path: Path) -> None:
+    full = "def addOne (xs : List Int) (k : Nat) : List Int :=\n  xs"
+    path = tmp_path / "sol.jsonl"
+    path.write_text("\n".join(json.dumps(line) for line in [
+        {"task_id": "t_lean", "definition": full, "code_aux": "def h := 1"},
+        {"task_id": "t_lean", "definition": full, "code": "xs"},  # both: refused
+    ]) + "\n")
+    cands, issues = load_solutions(path, [lean_task()])
+    (cand,) = cands["t_lean"]
+    assert cand.impl is not None and cand.impl.code == "def h := 1\n\n" + full
+    (issue,) = issues
+    assert issue.line == 2 and issue.field == "code/definition"

@@ -101,3 +101,25 @@ def task_mutants(task: Task, max_per_kind: int = DEFAULT_MAX_PER_KIND,
                     id=f"{task.id}:postcond:{i}", origin="mutant")
         out.append(FlawedCandidate(task.id, "postcond", op, i, Submission(task.id, i, spec=spec)))
     return out
+
+
+def solution_lines(mutants: list[FlawedCandidate]) -> list[dict[str, object]]:
+    """The flawed candidates as solutions-file lines (one sample each, numbered per task
+    in order): a weak model to score beside real ones. A code mutant is a complete
+    definition (``definition``); a spec mutant keeps the ground truth's aux text."""
+    lines: list[dict[str, object]] = []
+    samples: dict[str, int] = {}
+    for m in mutants:
+        sample = samples.get(m.task_id, 0)
+        samples[m.task_id] = sample + 1
+        line: dict[str, object] = {"task_id": m.task_id, "sample": sample, "mutant": m.id}
+        impl, spec = m.candidate.impl, m.candidate.spec
+        if impl is not None:
+            line["definition"] = impl.code
+        if spec is not None:
+            if spec.precond is not None:
+                line.update(precond=spec.precond, precond_aux=spec.precond_aux)
+            if spec.postcond is not None:
+                line.update(postcond=spec.postcond, postcond_aux=spec.postcond_aux)
+        lines.append(line)
+    return lines

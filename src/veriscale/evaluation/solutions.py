@@ -10,7 +10,10 @@ line number and field and skipped; it never stops the run.
 ``code`` becomes the complete definition the backend runs through the task's
 language plug-in (``code_definition``): for Lean and Coq tasks ``code`` is a body,
 as VERINA stores it, under the ground-truth signature; for Python tasks it is
-complete source defining the task function.
+complete source defining the task function. ``definition`` instead gives the
+complete definition itself, run as it is (with ``code_aux`` before it): what a
+model that rewrites the header, or a tool that mutates whole definitions
+(``veriscale mutants``), writes. A line gives at most one of the two.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ class SolutionLine(BaseModel):
     task_id: str = Field(validation_alias=AliasChoices("task_id", "task", "id", "data_id"))
     sample: int | None = Field(default=None, ge=0)
     code: str | None = None
+    definition: str | None = None
     precond: str | None = None
     postcond: str | None = None
     code_aux: str = ""
@@ -123,9 +127,15 @@ def parse_lines(lines: Iterable[str | bytes]
             tid = next((str(obj[k]) for k in ("task_id", "task", "id", "data_id") if k in obj), "")
             issues.append(SolutionIssue(no, _field_of(exc), _message_of(exc), tid))
             continue
-        if sol.code is None and sol.precond is None and sol.postcond is None:
-            issues.append(SolutionIssue(no, "code/precond/postcond",
-                                        "none of code, precond, postcond given", sol.task_id))
+        if sol.code is not None and sol.definition is not None:
+            issues.append(SolutionIssue(no, "code/definition",
+                                        "give code (a body) or definition, not both", sol.task_id))
+            continue
+        if (sol.code is None and sol.definition is None and sol.precond is None
+                and sol.postcond is None):
+            issues.append(SolutionIssue(no, "code/definition/precond/postcond",
+                                        "none of code, definition, precond, postcond given",
+                                        sol.task_id))
             continue
         good.append((no, sol))
     return good, issues
@@ -134,10 +144,15 @@ def parse_lines(lines: Iterable[str | bytes]
 def to_candidate(task: Task, sol: SolutionLine, sample: int, line: int = 0) -> Submission:
     """Turn a validated line into backend objects for ``task``."""
     impl = None
-    if sol.code is not None:
+    if sol.code is not None or sol.definition is not None:
         plugin = plugin_for(task)
-        impl = Implementation(code=plugin.code_definition(task, sol.code, sol.code_aux),
-                              id=f"{task.id}#{sample}", origin="solution",
+        if sol.code is not None:
+            code = plugin.code_definition(task, sol.code, sol.code_aux)
+        else:
+            assert sol.definition is not None
+            aux = sol.code_aux.strip()
+            code = f"{aux}\n\n{sol.definition}" if aux else sol.definition
+        impl = Implementation(code=code, id=f"{task.id}#{sample}", origin="solution",
                               imports=plugin.solution_imports(sol.imports))
     spec = None
     if sol.precond is not None or sol.postcond is not None:
