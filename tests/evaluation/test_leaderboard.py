@@ -71,5 +71,10 @@ def test_leaderboard_command_writes_table_json_csv_png_and_page(tmp_path: Path) 
     assert "data:image/png;base64," in page and "http" not in page.replace(
         "<!doctype html>", "")
     assert "t_div" in page and "trunc" in page and "-4" in page  # a counterexample
-    text = CliRunner().invoke(main, args)
+    text = CliRunner().invoke(main, args, env={"COLUMNS": "80"})
     assert text.exit_code == 0 and "Kendall" in text.output and "good" in text.output
+    # on an 80-column terminal every figure is still printed: trunc's code drop on plus
+    trunc_plus = [line for line in text.output.splitlines()
+                  if "plus" in line and "trunc" in line and "code" in line]
+    assert len(trunc_plus) == 1 and "…" not in trunc_plus[0], text.output
+    assert trunc_plus[0].split()[3:] == ["0.00", "0.00", "0.00", "2", "0.00", "[0.00,", "0.00]"]

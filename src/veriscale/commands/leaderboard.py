@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import click
+from rich import box
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
@@ -143,28 +144,31 @@ def leaderboard_command(suites: tuple[Path, ...], models: tuple[str, ...],
 
 
 def _print(board: Any, console: Console) -> None:
+    """One row per suite, model and metric: eight columns, readable on an 80-column
+    terminal (a column per metric and figure squeezed every cell to nothing there)."""
     from veriscale.evaluation.leaderboard import TITLES_SHORT
 
-    table = Table(title=f"leaderboard: pass@1 % (lower, upper, gap; rank; drop from "
-                        f"{board.suites[0]}, 95 % bootstrap CI over tasks)")
-    table.add_column("suite", no_wrap=True)
-    table.add_column("model", no_wrap=True)
-    for metric in board.metrics:
-        short = TITLES_SHORT.get(metric, metric)
-        for col in ("", " up", " gap", " #", " drop [CI]"):
-            table.add_column(short + col, justify="right", no_wrap=col == " drop [CI]")
+    table = Table(title=f"leaderboard: pass@1 % (drop from {board.suites[0]}, "
+                        f"95 % bootstrap CI over tasks)", box=box.SIMPLE_HEAD,
+                  collapse_padding=True, pad_edge=False)
+    for col in ("suite", "model", "metric"):
+        table.add_column(col, no_wrap=True)
+    for col in ("lower", "upper", "gap", "rank", "drop [CI]"):
+        table.add_column(col, justify="right", no_wrap=True)
     for suite in board.suites:
         ranking = {m: board.ranking(suite, m) for m in board.metrics}
         for model in board.models:
-            cells = []
             for metric in board.metrics:
                 d = board.drop(suite, model, metric)
-                cells += [percent(board.score(suite, model, metric)),
-                          percent(board.score(suite, model, metric, "upper")),
-                          percent(board.gap(suite, model, metric)),
-                          f"{ranking[metric][model]:g}",
-                          "" if d is None else f"{percent(d[0])} [{percent(d[1])}, {percent(d[2])}]"]
-            table.add_row(escape(suite), escape(model), *cells)
+                table.add_row(escape(suite), escape(model),
+                              escape(TITLES_SHORT.get(metric, metric)),
+                              percent(board.score(suite, model, metric)),
+                              percent(board.score(suite, model, metric, "upper")),
+                              percent(board.gap(suite, model, metric)),
+                              f"{ranking[metric][model]:g}",
+                              "" if d is None else
+                              f"{percent(d[0])} [{percent(d[1])}, {percent(d[2])}]")
+        table.add_section()
     console.print(table)
     for metric in board.metrics:
         for i, a in enumerate(board.suites):
