@@ -4,8 +4,10 @@ Every stage's result is stored as ``tasks/<id>/<stage>.json`` in the run
 directory. The pipeline writes these records, and the pipeline, ``veriscale
 reduce`` and the report read them, all through :class:`~veriscale.pipeline.
 rundir.RunDir` and the classes here, so the three cannot disagree on a key.
-Values inside rows stay in the VERINA JSON encoding (decoding needs the
-task's signature, which the reader has).
+Values inside rows are in the neutral JSON form of :mod:`veriscale.values.record`
+(decoding needs the task's signature, which the reader has); a benchmark format's
+encoding (VERINA's Lean literals, the Coq track's own) never reaches a record.
+Version 2 records held VERINA's encoding: :func:`upgrade` rewrites one in place.
 
 ``from_json`` checks the shape and raises :class:`ArtifactError` naming the
 stage and the field; the run directory treats a misshapen or older-version
@@ -22,8 +24,11 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, ClassVar
 
-SCHEMA_VERSION = 2
-"""Bumped whenever a stage's record changes shape; older artifacts are recomputed."""
+from veriscale.benchmark.model import Signature
+
+SCHEMA_VERSION = 3
+"""Bumped whenever a stage's record changes shape; older artifacts are upgraded where
+:func:`upgrade` can (version 2), else recomputed."""
 
 
 class ArtifactError(ValueError):
@@ -206,8 +211,52 @@ def from_json(stage: str, data: Any) -> Artifact:
     return STAGES[stage].from_json(data)
 
 
+# ------------------------------------------------------------------ older records
+
+_VALUE_FIELDS = {"input": "input", "expected": "output", "reference": "output",
+                 "other": "output", "benchmark": "output", "output": "output",
+                 "unexpected": "outputs"}
+"""Where a record's rows hold values, and of which kind (every stage uses these names)."""
+
+_ROW_LISTS = ("candidates", "expected_inputs", "unexpected_inputs", "unknown_inputs",
+              "syntax_rejected", "pairs", "failures", "reference_mismatches", "gt_rejected",
+              "rows", "kill_matrix", "gt_accepts")
+
+
+def upgrade(stage: str, data: Any, version: Any, signature: Signature) -> dict[str, Any] | None:
+    """A version-2 record's data with every value re-encoded in the neutral form (its
+    shape is otherwise the same), or None when it cannot be (another version, or a value
+    its signature does not read: the stage is then recomputed)."""
+    from veriscale.benchmark.verina.codec import decode
+
+    if version != 2 or not isinstance(data, dict):
+        return None
+
+    def convert(row: Any) -> Any:
+        if not isinstance(row, dict):
+            return row
+        out = dict(row)
+        for key, kind in _VALUE_FIELDS.items():
+            if key not in row:
+                continue
+            if kind == "input":
+                out[key] = signature.dump_input(signature.decode_input(row[key]))
+            elif kind == "output":
+                out[key] = signature.dump_output(decode(signature.return_type, row[key]))
+            else:
+                out[key] = [signature.dump_output(decode(signature.return_type, v))
+                            for v in row[key]]
+        return out
+
+    try:
+        return {key: [convert(r) for r in value] if key in _ROW_LISTS and isinstance(value, list)
+                else value for key, value in data.items()}
+    except (ValueError, TypeError, KeyError):
+        return None
+
+
 __all__ = [
     "SCHEMA_VERSION", "STAGES", "AdversariesArtifact", "Artifact", "ArtifactError",
     "CandidatesArtifact", "ClassifyArtifact", "OutputsArtifact", "ReductionArtifact",
-    "UnexpectedArtifact", "from_json",
+    "UnexpectedArtifact", "from_json", "upgrade",
 ]

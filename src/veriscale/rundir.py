@@ -29,6 +29,7 @@ from typing import Any, TextIO
 from veriscale import artifacts
 from veriscale.artifacts import SCHEMA_VERSION, Artifact
 from veriscale.atomic import write_text_atomic
+from veriscale.benchmark.model import Signature
 
 
 def write_json_atomic(path: Path, data: Any) -> None:
@@ -120,26 +121,39 @@ class RunDir:
     def artifact_path(self, task_id: str, stage: str) -> Path:
         return self.task_dir(task_id) / f"{stage}.json"
 
-    def load_artifact(self, task_id: str, stage: str, fingerprint: str) -> Artifact | None:
+    def load_artifact(self, task_id: str, stage: str, fingerprint: str,
+                      signature: Signature | None = None) -> Artifact | None:
         """The stage's typed record when it was made under ``fingerprint`` (and the
-        current schema), else None: a stale, older or misshapen artifact is recomputed."""
-        doc = self._envelope(task_id, stage)
+        current schema), else None: a stale, older or misshapen artifact is recomputed.
+        With the task's ``signature``, an older record that can be upgraded is (and
+        saved so)."""
+        doc = self._envelope(task_id, stage, signature)
         if doc is None or doc.get("fingerprint") != fingerprint:
             return None
         return self._typed(stage, doc)
 
-    def read_artifact(self, task_id: str, stage: str) -> Artifact | None:
+    def read_artifact(self, task_id: str, stage: str,
+                      signature: Signature | None = None) -> Artifact | None:
         """The stage's typed record whatever its fingerprint (for ``veriscale reduce``
         and the report, which read what a finished run wrote)."""
-        doc = self._envelope(task_id, stage)
+        doc = self._envelope(task_id, stage, signature)
         return None if doc is None else self._typed(stage, doc)
 
-    def _envelope(self, task_id: str, stage: str) -> dict[str, Any] | None:
+    def _envelope(self, task_id: str, stage: str,
+                  signature: Signature | None = None) -> dict[str, Any] | None:
+        path = self.artifact_path(task_id, stage)
         try:
-            doc = json.loads(self.artifact_path(task_id, stage).read_text(encoding="utf-8"))
+            doc = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError, RecursionError):  # absent, unreadable, not UTF-8
             return None
-        if not isinstance(doc, dict) or doc.get("version") != SCHEMA_VERSION:
+        if not isinstance(doc, dict):
+            return None
+        if doc.get("version") != SCHEMA_VERSION and signature is not None:
+            data = artifacts.upgrade(stage, doc.get("data"), doc.get("version"), signature)
+            if data is not None:  # kept upgraded: the next reader needs no signature
+                doc = {**doc, "version": SCHEMA_VERSION, "data": data}
+                write_json_atomic(path, doc)
+        if doc.get("version") != SCHEMA_VERSION:
             return None
         return doc
 

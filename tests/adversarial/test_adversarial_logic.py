@@ -139,14 +139,14 @@ def test_kill_matrix_and_kept_outputs() -> None:
     assert c["adversaries_killing"] == 3
 
     data = json.loads(json.dumps(result.to_json()))
-    assert data["rows"][0] == {"input": {"xs": "[1, 5, 2]"}, "expected": 5,
+    assert data["rows"][0] == {"input": {"xs": [1, 5, 2]}, "expected": 5,
                                "unexpected": [0, 1], "accepted_by": [["spec-pos"], ["spec-pos"]]}
     cells = {(json.dumps(r["input"]), r["adversary"]): r for r in data["kill_matrix"]}
-    crash = cells[(json.dumps({"xs": "[7]"}), "adv-crash_on_empty_tail")]
+    crash = cells[(json.dumps({"xs": [7]}), "adv-crash_on_empty_tail")]
     assert crash["failure"].startswith("crash") and not crash["killed"]
-    zero = cells[(json.dumps({"xs": "[1, 5, 2]"}), "adv-zero")]
+    zero = cells[(json.dumps({"xs": [1, 5, 2]}), "adv-zero")]
     assert zero["output"] == 0 and zero["killed"] and zero["decision"] == "keep"
-    unknown = cells[(json.dumps({"xs": "[1, 5, 2]"}), "adv-ninety_nine")]
+    unknown = cells[(json.dumps({"xs": [1, 5, 2]}), "adv-ninety_nine")]
     assert unknown["decision"] == "gt_unknown" and not unknown["killed"]
     assert sum(r["killed"] for r in data["kill_matrix"]) == c["cells_killed"] == 4
     assert not any(r["adversary"] == "adv-broken" for r in data["kill_matrix"])

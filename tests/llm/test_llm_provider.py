@@ -200,5 +200,5 @@ def test_llm_adversaries_flow_into_the_unexpected_stage(task: Task, tmp_path: Pa
     assert killed and killed <= {a["id"] for a in result["adversaries"]}
     # maxIndex4 returns another valid index on [5, 5, 1] / [7, 1, 7, 0]: never kept
     by_input = {json.dumps(r["input"]): r for r in result["rows"]}
-    assert by_input[json.dumps({"xs": "[7, 1, 7, 0]"})]["unexpected"] == [3]
+    assert by_input[json.dumps({"xs": [7, 1, 7, 0]})]["unexpected"] == [3]
     assert result["counts"]["discarded_gt_accepts"] >= 1

@@ -90,9 +90,9 @@ def test_llm_seeds_and_adversaries_reach_the_suite(tmp_path: Path):
     assert result.errors == {}
     run = tmp_path / "run"
     cands = json.loads((run / "tasks/max_of/candidates.json").read_text())["data"]
-    provenance = {c["input"]["xs"]: c["provenance"] for c in cands["candidates"]}
-    assert provenance["[40, 41, 42]"] == "llm:seed-m"
-    assert provenance["[1, 3, 2]"] == "original:test"
+    provenance = {tuple(c["input"]["xs"]): c["provenance"] for c in cands["candidates"]}
+    assert provenance[(40, 41, 42)] == "llm:seed-m"
+    assert provenance[(1, 3, 2)] == "original:test"
     advs = json.loads((run / "tasks/max_of/adversaries.json").read_text())["data"]
     origins = {a["origin"] for a in advs["adversaries"]}
     assert "llm:red-m" in origins

@@ -65,11 +65,11 @@ def run_dir(tmp_path: Path) -> Path:
     ]
     save(run, "t1", AdversariesArtifact(adversaries=adversaries))
     kill_matrix = [
-        {"input": SIG.encode_input(((0,), 0)), "adversary": "a1", "killed": True},
-        {"input": SIG.encode_input(((1,), 1)), "adversary": "a1", "killed": True},
-        {"input": SIG.encode_input(((2,), 2)), "adversary": "a2", "killed": True},
-        {"input": SIG.encode_input(((8,), 8)), "adversary": "a3", "killed": True},
-        {"input": SIG.encode_input(((9,), 9)), "adversary": "a2", "killed": False},
+        {"input": SIG.dump_input(((0,), 0)), "adversary": "a1", "killed": True},
+        {"input": SIG.dump_input(((1,), 1)), "adversary": "a1", "killed": True},
+        {"input": SIG.dump_input(((2,), 2)), "adversary": "a2", "killed": True},
+        {"input": SIG.dump_input(((8,), 8)), "adversary": "a3", "killed": True},
+        {"input": SIG.dump_input(((9,), 9)), "adversary": "a2", "killed": False},
     ]
     save(run, "t1", UnexpectedArtifact(rows=[], kill_matrix=kill_matrix))
     save(run, "t1", ReductionArtifact(
@@ -157,8 +157,8 @@ def test_adversaries_from_unexpected_stage_when_adversaries_json_is_missing(run_
         adversaries=[{"id": "b1", "compiled": True, "kills": 2},
                      {"id": "b2", "compiled": True, "kills": 0},
                      {"id": "b3", "compiled": False, "kills": 0}],
-        kill_matrix=[{"input": SIG.encode_input(((0,), 0)), "adversary": "b1", "killed": True},
-                     {"input": SIG.encode_input(((1,), 1)), "adversary": "b2",
+        kill_matrix=[{"input": SIG.dump_input(((0,), 0)), "adversary": "b1", "killed": True},
+                     {"input": SIG.dump_input(((1,), 1)), "adversary": "b2",
                       "killed": False}],
     ))
     figs = {f.task_id: f for f in collect(run_dir).tasks}

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from veriscale.benchmark.verina.codec import decode, encode
-from veriscale.values import ValueType, parse_type
+from veriscale.values import ValueType, parse_type, record
 from veriscale.values.inputs import Input
 
 
@@ -78,6 +78,26 @@ class Signature:
 
     def encode_output(self, value: Any) -> Any:
         return encode(self.return_type, value)
+
+    # VeriScale's own records (stage artifacts) hold values in the neutral JSON form of
+    # :mod:`veriscale.values.record`, not in a benchmark format's encoding.
+
+    def dump_input(self, inp: Input) -> dict[str, Any]:
+        """A canonical input in the records' neutral form ``{"param": json}``."""
+        return {p.name: record.dump(p.type, v) for p, v in zip(self.params, inp, strict=True)}
+
+    def load_input(self, raw: Any) -> Input:
+        """A record's input back to canonical; raises on a bad shape or value."""
+        problem = self.shape_problem(raw)
+        if problem is not None:
+            raise ValueError(problem[1])
+        return tuple(record.load(p.type, raw[p.name]) for p in self.params)
+
+    def dump_output(self, value: Any) -> Any:
+        return record.dump(self.return_type, value)
+
+    def load_output(self, raw: Any) -> Any:
+        return record.load(self.return_type, raw)
 
 
 # ---------------------------------------------------------------- candidates

@@ -189,15 +189,15 @@ class AdversarialResult:
     gt_accepts: list[tuple[int, Any]] = field(default_factory=list)
 
     def kill_matrix_json(self) -> list[dict[str, Any]]:
-        """One record per (input, compiled adversary): output (VERINA-encoded) or failure."""
+        """One record per (input, compiled adversary): output (the records' neutral form) or failure."""
         sig = self.signature
-        encoded = [sig.encode_input(inp) for inp in self.inputs]
+        encoded = [sig.dump_input(inp) for inp in self.inputs]
         out = []
         for cell in self.cells:
             rec: dict[str, Any] = {"input": encoded[cell.row], "adversary": cell.adversary}
             if cell.outcome.ok:
                 try:
-                    rec["output"] = sig.encode_output(cell.outcome.value)
+                    rec["output"] = sig.dump_output(cell.outcome.value)
                 except Exception as exc:
                     rec["failure"] = f"unencodable: {exc}"
             else:
@@ -213,9 +213,9 @@ class AdversarialResult:
         for k, (inp, exp) in enumerate(zip(self.inputs, self.expected, strict=True)):
             values = self.unexpected[k] if k < len(self.unexpected) else []
             rows.append({
-                "input": sig.encode_input(inp),
-                "expected": sig.encode_output(exp),
-                "unexpected": [sig.encode_output(v) for v in values],
+                "input": sig.dump_input(inp),
+                "expected": sig.dump_output(exp),
+                "unexpected": [sig.dump_output(v) for v in values],
                 "accepted_by": [self.accepted_by.get((k, value_key(sig, v)), []) for v in values],
             })
         return {
@@ -231,9 +231,9 @@ class AdversarialResult:
             "vacuous_specs": list(self.vacuous_specs),
             "rows": rows,
             "kill_matrix": self.kill_matrix_json(),
-            "gt_accepts": [{"input": sig.encode_input(self.inputs[r]),
-                            "reference": sig.encode_output(self.expected[r]),
-                            "other": sig.encode_output(v)} for r, v in self.gt_accepts],
+            "gt_accepts": [{"input": sig.dump_input(self.inputs[r]),
+                            "reference": sig.dump_output(self.expected[r]),
+                            "other": sig.dump_output(v)} for r, v in self.gt_accepts],
             "counts": dict(self.counts),
         }
 

@@ -69,8 +69,8 @@ def _values(task: Task, witness: dict[str, Any]) -> Any:
     """A witness's values decoded (its size is theirs, not their text's)."""
     sig = task.signature
     try:
-        out: list[Any] = [sig.decode_input(witness["input"])]
-        out += [sig.decode_output(witness[k]) for k in ("reference", "other") if k in witness]
+        out: list[Any] = [sig.load_input(witness["input"])]
+        out += [sig.load_output(witness[k]) for k in ("reference", "other") if k in witness]
         return out
     except Exception:  # undecodable: sized by its text
         return [witness.get(k) for k in ("input", "reference", "other")]
@@ -127,12 +127,12 @@ def speak_witness(task: Task, witness: dict[str, Any]) -> dict[str, Any]:
     out = dict(witness)
     try:
         if isinstance(witness.get("input"), dict):
-            values = sig.decode_input(witness["input"])
+            values = sig.load_input(witness["input"])
             out["input"] = {p.name: show_value(task, p.type, v)
                             for p, v in zip(sig.params, values, strict=True)}
         for key in ("reference", "other"):
             if key in witness:
-                out[key] = show_value(task, sig.return_type, sig.decode_output(witness[key]))
+                out[key] = show_value(task, sig.return_type, sig.load_output(witness[key]))
     except Exception:  # a value the task cannot read back is shown as recorded
         return dict(witness)
     return out

@@ -22,7 +22,7 @@ def load_kill_data(task: Task, run_dir: Path | None) -> KillData | None:
     """Kill data for ``task`` from a run directory's persisted kill matrix, if any."""
     if run_dir is None:
         return None
-    record = RunDir(run_dir).read_artifact(task.id, "unexpected")
+    record = RunDir(run_dir).read_artifact(task.id, "unexpected", task.signature)
     if not isinstance(record, UnexpectedArtifact):
         return None
     return kill_data(task.signature, record.kill_matrix)

@@ -241,7 +241,7 @@ class Pipeline:
         for task in live:
             fp = fingerprint(task)
             self.fp[(task.id, name)] = fp
-            if self.rd.load_artifact(task.id, name, fp) is None:
+            if self.rd.load_artifact(task.id, name, fp, task.signature) is None:
                 todo.append(task)
         done = len(live) - len(todo)
         with stage_bars(self.console) as progress:
@@ -327,7 +327,8 @@ class Pipeline:
 
     def artifact(self, task: Task, name: str) -> Any:
         """The typed record of stage ``name`` for ``task`` (computed by this run)."""
-        data = self.rd.load_artifact(task.id, name, self.fp[(task.id, name)])
+        data = self.rd.load_artifact(task.id, name, self.fp[(task.id, name)],
+                                     task.signature)
         if data is None:
             raise RuntimeError(f"{task.id}: artifact of stage {name} is missing")
         return data
@@ -337,7 +338,8 @@ class Pipeline:
         for task in self.tasks:
             if task.id in self.errors or (task.id, name) not in self.fp:
                 continue
-            data = self.rd.load_artifact(task.id, name, self.fp[(task.id, name)])
+            data = self.rd.load_artifact(task.id, name, self.fp[(task.id, name)],
+                                     task.signature)
             for key, value in (data.counts if data else {}).items():
                 if isinstance(value, int):
                     totals[key] = totals.get(key, 0) + value
@@ -409,7 +411,7 @@ class Pipeline:
 
         sig = task.signature
         pairs = [
-            (sig.decode_input(p["input"]), sig.decode_output(p["expected"]))
+            (sig.load_input(p["input"]), sig.load_output(p["expected"]))
             for p in self.artifact(task, "outputs").pairs
         ]
         from veriscale.expansion.mutation import task_seed
@@ -440,7 +442,7 @@ class Pipeline:
                 self.console.print(f"[red]{escape(task.id)}[/]: {escape(f'building suites failed: {exc}')}")
                 continue
             plus_tasks.append(plus)
-            classified = self.rd.read_artifact(task.id, "classify")
+            classified = self.rd.read_artifact(task.id, "classify", task.signature)
             valid = len({t.input for t in task.tests}) - len(self.contradicted.get(task.id, ()))
             causes = degraded_causes(valid, len(plus.tests),
                                      classified.counts if classified is not None else {})
@@ -539,8 +541,8 @@ class Pipeline:
             pairs = [(r, u) for r in t.tests for u in r.unexpected]
             sig = t.signature
             accepted_unexpected[t.id] = [
-                {"input": sig.encode_input(r.input), "reference": sig.encode_output(r.expected),
-                 "other": sig.encode_output(u)}
+                {"input": sig.dump_input(r.input), "reference": sig.dump_output(r.expected),
+                 "other": sig.dump_output(u)}
                 for (r, u), v in zip(pairs, verdicts, strict=True) if v is Verdict.TRUE]
         runner = getattr(getattr(self.raw_backend, "runner", None), "name", None)
         source = self.raw_backend.name + (f" ({runner})" if runner else "")
@@ -548,7 +550,7 @@ class Pipeline:
         unaudited: dict[str, str] = {}
         for t in live:
             try:
-                unexpected = self.rd.read_artifact(t.id, "unexpected")
+                unexpected = self.rd.read_artifact(t.id, "unexpected", t.signature)
                 got, cost = task_findings(t, self.artifact(t, "outputs"), unexpected,
                                           self.contradicted.get(t.id, []), source,
                                           accepted_unexpected.get(t.id, []))
@@ -582,26 +584,26 @@ class Pipeline:
         cls = self.artifact(task, "classify")
         unexp = self.artifact(task, "unexpected")
         pairs = [
-            (sig.decode_input(p["input"]), sig.decode_output(p["expected"]), p["provenance"])
+            (sig.load_input(p["input"]), sig.load_output(p["expected"]), p["provenance"])
             for p in out.pairs
         ]
         unexpected_outputs: dict[Input, list[Any]] = {}
         for row in unexp.rows:
-            unexpected_outputs[sig.decode_input(row["input"])] = [
-                sig.decode_output(u) for u in row["unexpected"]
+            unexpected_outputs[sig.load_input(row["input"])] = [
+                sig.load_output(u) for u in row["unexpected"]
             ]
         kill = kill_data(sig, unexp.kill_matrix)
-        rejects = [sig.decode_input(r["input"]) for r in cls.unexpected_inputs]
+        rejects = [sig.load_input(r["input"]) for r in cls.unexpected_inputs]
         contradicted = contradicted_rows(
             task,
-            {sig.decode_input(m["input"]): sig.decode_output(m["reference"])
+            {sig.load_input(m["input"]): sig.load_output(m["reference"])
              for m in out.reference_mismatches},
-            {sig.decode_input(g["input"]): sig.decode_output(g["reference"])
+            {sig.load_input(g["input"]): sig.load_output(g["reference"])
              for g in out.gt_rejected},
             set(rejects), show=lambda v: show_value(task, sig.return_type, v))
         if contradicted:  # in the records' encoding; shown in the task's language
             self.contradicted[task.id] = [
-                {"input": sig.encode_input(i), "why": why} for i, why in contradicted.items()]
+                {"input": sig.dump_input(i), "why": why} for i, why in contradicted.items()]
         plus = assemble_plus(
             task, pairs, unexpected_outputs, rejects, self.config.suite.keep_nonkilling_pairs,
             contradicted,

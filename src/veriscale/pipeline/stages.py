@@ -1,7 +1,7 @@
 """The expansion stages of paper §3.1, one function each, over one task.
 
-Each stage takes what the previous stages stored (plain JSON, VERINA-encoded
-values) and returns what it stores, so the orchestrator can persist it, skip
+Each stage takes what the previous stages stored (plain JSON, values in the
+neutral form of values/record.py) and returns what it stores, so the orchestrator can persist it, skip
 it on resume, and print a summary. The oracle is always reached through the
 backend interface; the LLM through a provider (offline or OpenAI-compatible).
 
@@ -35,12 +35,12 @@ class CandidateInput:
 
 def encode_candidates(task: Task, items: list[CandidateInput]) -> list[dict[str, Any]]:
     sig = task.signature
-    return [{"input": sig.encode_input(c.input), "provenance": c.provenance} for c in items]
+    return [{"input": sig.dump_input(c.input), "provenance": c.provenance} for c in items]
 
 
 def decode_candidates(task: Task, rows: list[dict[str, Any]]) -> list[CandidateInput]:
     sig = task.signature
-    return [CandidateInput(sig.decode_input(r["input"]), r["provenance"]) for r in rows]
+    return [CandidateInput(sig.load_input(r["input"]), r["provenance"]) for r in rows]
 
 
 def dedup(items: list[CandidateInput]) -> list[CandidateInput]:
@@ -156,7 +156,7 @@ def stage_classify(task: Task, candidates: list[CandidateInput], backend: Backen
         kept = None
     wellformed = [c for c, why in zip(candidates, problems, strict=True) if why is None]
     rejected = [
-        {"input": task.signature.encode_input(c.input), "reason": why}
+        {"input": task.signature.dump_input(c.input), "reason": why}
         for c, why in zip(candidates, problems, strict=True)
         if why is not None
     ]
@@ -229,24 +229,24 @@ def stage_outputs(task: Task, expected: list[CandidateInput], backend: Backend,
         for i, v, reason in zip(ok, got, reasons_of(got), strict=True):
             verdicts[i], why[i] = v, reason
     for cand, out, verdict in zip(expected, outcomes, verdicts, strict=True):
-        enc = sig.encode_input(cand.input)
+        enc = sig.dump_input(cand.input)
         if not out.ok:
             failures.append({"input": enc, "error": out.error})
             continue
         if verdict is Verdict.FALSE:
-            gt_rejected.append({"input": enc, "reference": sig.encode_output(out.value),
+            gt_rejected.append({"input": enc, "reference": sig.dump_output(out.value),
                                 "provenance": cand.provenance})
             continue
         if cand.input in original_expected and original_expected[cand.input] != out.value:
             mismatches.append(
                 {
                     "input": enc,
-                    "benchmark": sig.encode_output(original_expected[cand.input]),
-                    "reference": sig.encode_output(out.value),
+                    "benchmark": sig.dump_output(original_expected[cand.input]),
+                    "reference": sig.dump_output(out.value),
                 }
             )
         pairs.append(
-            {"input": enc, "expected": sig.encode_output(out.value), "provenance": cand.provenance}
+            {"input": enc, "expected": sig.dump_output(out.value), "provenance": cand.provenance}
         )
     undecided_why = [w for v, w in zip(verdicts, why, strict=True)
                      if v not in (None, Verdict.TRUE, Verdict.FALSE)]

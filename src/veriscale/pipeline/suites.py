@@ -31,7 +31,7 @@ def kill_data(signature: Signature, kill_matrix: list[dict[str, Any]]) -> KillDa
     kill = KillData()
     for rec in kill_matrix:
         if rec.get("killed"):
-            inp = signature.decode_input(rec["input"])
+            inp = signature.load_input(rec["input"])
             kill.kills.setdefault(inp, set()).add(rec["adversary"])
             kill.records[inp] = kill.records.get(inp, 0) + 1
     return kill

@@ -105,11 +105,14 @@ def _read_json(path: Path) -> Any | None:
         return None
 
 
-def read_artifact(run_dir: Path, task_id: str, stage: str) -> Any | None:
-    """A stage's typed record (:mod:`veriscale.artifacts`), as the run wrote it."""
+def read_artifact(run_dir: Path, task_id: str, stage: str, task: Task | None = None
+                  ) -> Any | None:
+    """A stage's typed record (:mod:`veriscale.artifacts`), as the run wrote it (an older
+    record is upgraded where ``task`` gives its signature)."""
     from veriscale.rundir import RunDir
 
-    return RunDir(run_dir).read_artifact(task_id, stage)
+    return RunDir(run_dir).read_artifact(task_id, stage,
+                                         None if task is None else task.signature)
 
 
 @dataclass
@@ -160,7 +163,7 @@ def _input_key(task: Task | None, raw: Any) -> Any:
     """A comparable key for an encoded input: canonical when the signature decodes it."""
     if task is not None:
         try:
-            return task.signature.decode_input(raw)
+            return task.signature.load_input(raw)
         except Exception:  # a bad value still gets a (textual) key
             pass
     return json.dumps(raw, sort_keys=True, ensure_ascii=False)
@@ -172,8 +175,8 @@ def adversary_figures(
     """Fill the adversary columns of ``figures`` from the task's stage records:
     adversaries tried and compiled from the adversaries stage (else the unexpected
     stage's list), kills from the kill matrix the unexpected stage writes."""
-    adversaries = read_artifact(run_dir, figures.task_id, "adversaries")
-    unexpected = read_artifact(run_dir, figures.task_id, "unexpected")
+    adversaries = read_artifact(run_dir, figures.task_id, "adversaries", plus or lite)
+    unexpected = read_artifact(run_dir, figures.task_id, "unexpected", plus or lite)
     if adversaries is not None:
         figures.adversaries_tried = len(adversaries.adversaries)
         figures.adversaries_compiled = sum(
@@ -197,7 +200,7 @@ def adversary_figures(
                 {a for k, ids in kills.items() if k in lite_inputs for a in ids}
             )
 
-    reduction = read_artifact(run_dir, figures.task_id, "reduction")
+    reduction = read_artifact(run_dir, figures.task_id, "reduction", plus or lite)
     if reduction is not None:
         pairs = reduction.pairs
         if pairs:

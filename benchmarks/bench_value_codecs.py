@@ -1,0 +1,77 @@
+"""How often a run encodes and decodes each value, and what it costs.
+
+    python3 benchmarks/bench_value_codecs.py [BENCHMARK_DIR]
+
+runs the pipeline on a benchmark (default: the bundled example) in a fresh run
+directory with every value codec counted: the benchmark format's (VERINA JSON,
+``Signature.encode_*`` / ``decode_*``) and the records' neutral form
+(``Signature.dump_*`` / ``load_*``). It prints, per codec and direction, the calls,
+the seconds spent in them (no oracle cache), and the calls per value of the final Plus suite (its
+inputs plus expected and unexpected outputs), beside the run's wall time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from veriscale.backends.datasets import load_benchmark
+from veriscale.benchmark.model import Signature
+from veriscale.pipeline.config import RunConfig
+from veriscale.pipeline.run import run_pipeline
+
+BUNDLED = Path(__file__).resolve().parents[1] / "src/veriscale/examples/bundled"
+METHODS = {"encode_input": "format", "encode_output": "format", "decode_input": "format",
+           "decode_output": "format", "dump_input": "records", "dump_output": "records",
+           "load_input": "records", "load_output": "records"}
+
+
+def counted() -> tuple[Counter[str], Counter[str]]:
+    calls: Counter[str] = Counter()
+    seconds: Counter[str] = Counter()
+    for name in METHODS:
+        original = getattr(Signature, name)
+
+        @functools.wraps(original)
+        def wrapper(self: Signature, *args: Any, _f: Any = original, _n: str = name) -> Any:
+            start = time.perf_counter()
+            try:
+                return _f(self, *args)
+            finally:
+                calls[_n] += 1
+                seconds[_n] += time.perf_counter() - start
+
+        setattr(Signature, name, wrapper)
+    return calls, seconds
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("benchmark", nargs="?", type=Path, default=BUNDLED)
+    args = ap.parse_args()
+    calls, seconds = counted()
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "run"
+        start = time.perf_counter()
+        run_pipeline(args.benchmark, out, RunConfig(), console=Console(quiet=True), cache=False)
+        wall = time.perf_counter() - start
+        plus, _ = load_benchmark(out / "plus")
+    values = sum(1 + 1 + len(t.unexpected) for task in plus for t in task.tests)
+    values += sum(len(task.reject_inputs) for task in plus)
+    print(f"{args.benchmark.name}: run {wall:.1f} s; final Plus holds {values:,} values "
+          f"(inputs, expected and unexpected outputs, reject inputs)")
+    print(f"{'codec':8} {'call':14} {'calls':>10} {'per value':>10} {'seconds':>9}")
+    for name, codec in METHODS.items():
+        print(f"{codec:8} {name:14} {calls[name]:>10,} {calls[name] / max(values, 1):>10.2f} "
+              f"{seconds[name]:>9.2f}")
+
+
+if __name__ == "__main__":
+    main()
