@@ -14,7 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from veriscale.backends.lean import batching, compat, render
+from veriscale.backends.lean import batching, compat, decidable, render
 from veriscale.backends.lean import data as data_route
 from veriscale.backends.lean.files import balanced_size, tiers
 from veriscale.backends.lean.kernel_route import KernelAsks
@@ -506,8 +506,8 @@ class FileRunning:
         # and compiled answers; compiled mode has always had both.)
         served = self.runner.sessions
         prelude = "" if self.kernel and not served else self.runner.compiled_prelude()
-        if self.data:
-            prelude = "\n\n".join(p for p in (prelude, data_route.PRELUDE) if p)
+        prelude = "\n\n".join(p for p in (prelude, decidable.PRELUDE,
+                                           data_route.PRELUDE if self.data else "") if p)
         layout = render.layout_file(units, kernel=self.kernel, max_heartbeats=self.max_heartbeats,
                                     allow_import=self._allow_import, prelude=prelude,
                                     local_prelude=self._compat_for(pieces),
