@@ -189,3 +189,27 @@ def test_a_read_only_run_directory_is_one_clear_error(good_run, bundled_dir, tmp
     assert proc.returncode == 5, proc.stderr[-2000:]
     assert "Traceback" not in proc.stderr
     assert f"cannot write the run directory {run}" in proc.stderr.replace("\n", "")
+
+
+def test_a_stopped_run_keeps_what_its_finished_stages_cost(bundled_dir, tmp_path, monkeypatch):
+    """A run stopped after its expansion (a kill, a session's end) has written, stage by
+    stage, what each finished stage cost; the resumed run reports those costs as the
+    stages' computed time, not its own few milliseconds of reading records."""
+    run = tmp_path / "run"
+
+    def stop(self, lite=True):
+        raise KeyboardInterrupt
+
+    with monkeypatch.context() as m:
+        m.setattr(Pipeline, "build_suites", stop)
+        with pytest.raises(KeyboardInterrupt):
+            run_pipeline(bundled_dir, run, RunConfig.model_validate(SMALL),
+                         console=Console(quiet=True), report=False)
+    first = json.loads((run / "manifest.json").read_text())["timings_computed"]
+    stages = ("candidates", "classify", "outputs", "adversaries", "unexpected")
+    assert set(stages) <= set(first) and "total" not in first
+    run_pipeline(bundled_dir, run, RunConfig.model_validate(SMALL), console=Console(quiet=True),
+                 report=False)
+    manifest = json.loads((run / "manifest.json").read_text())
+    assert all(manifest["resumed_tasks"][s] == len(TASKS) for s in stages)
+    assert {s: manifest["timings_computed"][s] for s in stages} == {s: first[s] for s in stages}

@@ -302,6 +302,9 @@ class Pipeline:
             previous if done else 0.0)
         self.resumed[name] = done
         self._summarise(name)
+        # what each finished stage cost survives a stop before the run's end (a run that
+        # spans sessions is resumed after a kill; its manifest was written only at the end)
+        self.rd.save_manifest(self.manifest())
 
     def _llm_outcome(self, task: Task, name: str, data: Any) -> None:
         """A stage whose LLM requests failed is stored as provisional (its fingerprint
@@ -660,7 +663,9 @@ class Pipeline:
             "suites_kept_from_previous_run": self.suites_kept,
             "timings": {k: round(v, 3) for k, v in self.timings.items()},
             "timings_computed": {k: round(v, 3) for k, v in
-                                 {**self.timings, **self.computed_timings}.items()},
+                                 {**{k: v for k, v in self.previous_timings.items()
+                                     if k != "total"},
+                                  **self.timings, **self.computed_timings}.items()},
             "resumed_tasks": self.resumed,
             "counts": self.counts,
             "backend_stats": backend_stats,
