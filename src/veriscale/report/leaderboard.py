@@ -66,7 +66,8 @@ def render_html(board: Leaderboard, png: Path | None = None) -> str:
     out = ["<!doctype html><html><head><meta charset='utf-8'><title>VeriScale leaderboard"
            "</title><style>body{font-family:sans-serif;margin:2em}table{border-collapse:"
            "collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:3px 8px;text-align:"
-           "right}td.l,th.l{text-align:left}code{white-space:pre-wrap}</style></head><body>",
+           "right}td.l,th.l{text-align:left}code{white-space:pre-wrap}"
+           "img{max-width:100%;height:auto}</style></head><body>",
            "<h1>Leaderboard</h1>",
            f"<p>Suites: {', '.join(e(s) for s in board.suites)}. Scores are pass@1 in %, "
            "lower bound (UNKNOWN counts as not passing) and upper bound (as passing); drops "
