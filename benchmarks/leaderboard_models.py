@@ -47,9 +47,10 @@ def weakened_line(task: Any) -> dict[str, Any]:
 def half_right_lines(task: Any, rng: random.Random) -> list[dict[str, Any]]:
     if rng.random() < 0.5:
         return [ground_truth_line(task)]
+    mutants = task_mutants(task, 3, seed=rng.randrange(1 << 30))
     chosen: dict[str, dict[str, Any]] = {}
-    for line in solution_lines(task_mutants(task, 3, seed=rng.randrange(1 << 30))):
-        chosen.setdefault(line["mutant"].split(":")[1], line)
+    for m, mutant_line in zip(mutants, solution_lines(mutants), strict=True):
+        chosen.setdefault(m.kind, mutant_line)
     code = chosen.get("code")
     post = chosen.get("postcond")
     line = ground_truth_line(task)

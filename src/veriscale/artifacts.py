@@ -227,10 +227,11 @@ def upgrade(stage: str, data: Any, version: Any, signature: Signature) -> dict[s
     """A version-2 record's data with every value re-encoded in the neutral form (its
     shape is otherwise the same), or None when it cannot be (another version, or a value
     its signature does not read: the stage is then recomputed)."""
-    from veriscale.benchmark.verina.codec import decode
-
     if version != 2 or not isinstance(data, dict):
         return None
+
+    def output(raw: Any) -> Any:
+        return signature.dump_output(signature.decode_output(raw))
 
     def convert(row: Any) -> Any:
         if not isinstance(row, dict):
@@ -242,10 +243,9 @@ def upgrade(stage: str, data: Any, version: Any, signature: Signature) -> dict[s
             if kind == "input":
                 out[key] = signature.dump_input(signature.decode_input(row[key]))
             elif kind == "output":
-                out[key] = signature.dump_output(decode(signature.return_type, row[key]))
+                out[key] = output(row[key])
             else:
-                out[key] = [signature.dump_output(decode(signature.return_type, v))
-                            for v in row[key]]
+                out[key] = [output(v) for v in row[key]]
         return out
 
     try:

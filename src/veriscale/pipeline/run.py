@@ -342,7 +342,7 @@ class Pipeline:
             if task.id in self.errors or (task.id, name) not in self.fp:
                 continue
             data = self.rd.load_artifact(task.id, name, self.fp[(task.id, name)],
-                                     task.signature)
+                                         task.signature)
             for key, value in (data.counts if data else {}).items():
                 if isinstance(value, int):
                     totals[key] = totals.get(key, 0) + value

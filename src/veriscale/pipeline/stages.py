@@ -1,9 +1,10 @@
 """The expansion stages of paper §3.1, one function each, over one task.
 
 Each stage takes what the previous stages stored (plain JSON, values in the
-neutral form of values/record.py) and returns what it stores, so the orchestrator can persist it, skip
-it on resume, and print a summary. The oracle is always reached through the
-backend interface; the LLM through a provider (offline or OpenAI-compatible).
+neutral form of values/record.py) and returns what it stores, so the
+orchestrator can persist it, skip it on resume, and print a summary. The oracle
+is always reached through the backend interface; the LLM through a provider
+(offline or OpenAI-compatible).
 
     candidates  originals + seeds (LLM or offline) + type-aware mutation
     classify    syntax filter, then GT precondition: expected / unexpected / unknown
