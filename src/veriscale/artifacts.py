@@ -21,8 +21,9 @@ which adversary each expected input kills.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, fields
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 from veriscale.benchmark.model import Signature
 
@@ -64,6 +65,9 @@ def _dict(stage: str, data: dict[str, Any], key: str) -> dict[str, Any]:
     return value
 
 
+T = TypeVar("T")
+
+
 @dataclass
 class Artifact:
     """Base: a stage's record. Subclasses list their row fields in ``ROWS``."""
@@ -78,6 +82,15 @@ class Artifact:
     llm_provisional: list[Any] = field(default_factory=list)
     """LLM requests that failed while making this record (it is then stored as
     provisional and made again by the next run)."""
+
+    def decoded(self, key: str, decode: Callable[[Any], T]) -> T:
+        """Field ``key`` read through ``decode`` (its values loaded with their types),
+        once per record: a record the run directory holds is decoded once per run,
+        however many stages read it. One ``decode`` per field (the first is kept)."""
+        cache: dict[str, Any] = self.__dict__.setdefault("_decoded", {})
+        if key not in cache:
+            cache[key] = decode(getattr(self, key))
+        return cache[key]
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)

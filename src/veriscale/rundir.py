@@ -55,10 +55,23 @@ class RunDirLocked(RuntimeError):
     """Another process holds the run directory's lock."""
 
 
+HOLD_BYTES = 256 * 1024 * 1024
+"""How many bytes of stage records (as files) a run directory keeps in memory."""
+
+
 class RunDir:
-    def __init__(self, root: Path) -> None:
+    """A run directory. The stage records it saves or reads are kept in memory (up to
+    ``hold_bytes`` of them, as files count), so a record crosses a stage boundary as
+    the typed object that was saved, not as a file read and parsed again by each of
+    its readers; a record held past the budget is read from its file, as before."""
+
+    def __init__(self, root: Path, hold_bytes: int = HOLD_BYTES) -> None:
         self.root = Path(root)
         self._lock: TextIO | None = None
+        self.hold_bytes = hold_bytes
+        self._held: dict[tuple[str, str], tuple[Any, Artifact, int]] = {}
+        self._held_size = 0
+        self.reads = 0  # record files read and parsed (benchmarks/bench_value_codecs.py)
 
     # ---------------------------------------------------------------- lock
 
@@ -127,21 +140,54 @@ class RunDir:
         current schema), else None: a stale, older or misshapen artifact is recomputed.
         With the task's ``signature``, an older record that can be upgraded is (and
         saved so)."""
+        held = self._held.get((task_id, stage))
+        if held is not None:
+            return held[1] if held[0] == fingerprint else None
         doc = self._envelope(task_id, stage, signature)
         if doc is None or doc.get("fingerprint") != fingerprint:
             return None
-        return self._typed(stage, doc)
+        return self._hold(task_id, stage, doc)
 
     def read_artifact(self, task_id: str, stage: str,
                       signature: Signature | None = None) -> Artifact | None:
         """The stage's typed record whatever its fingerprint (for ``veriscale reduce``
         and the report, which read what a finished run wrote)."""
+        held = self._held.get((task_id, stage))
+        if held is not None:
+            return held[1]
         doc = self._envelope(task_id, stage, signature)
-        return None if doc is None else self._typed(stage, doc)
+        return None if doc is None else self._hold(task_id, stage, doc)
+
+    def forget(self, stage: str) -> None:
+        """Let go of the held records of ``stage`` (its last reader is done)."""
+        for key in [k for k in self._held if k[1] == stage]:
+            self._held_size -= self._held.pop(key)[2]
+
+    def _hold(self, task_id: str, stage: str, doc: dict[str, Any]) -> Artifact | None:
+        record = self._typed(stage, doc)
+        if record is not None:
+            self._keep(task_id, stage, doc.get("fingerprint"), record)
+        return record
+
+    def _keep(self, task_id: str, stage: str, fingerprint: Any, record: Artifact) -> None:
+        """Hold ``record`` while the budget allows; past it, nothing more is taken (a
+        budget that evicted would, on a stage-by-stage run larger than it, evict each
+        record just before its reader came)."""
+        old = self._held.pop((task_id, stage), None)
+        if old is not None:
+            self._held_size -= old[2]
+        try:
+            size = self.artifact_path(task_id, stage).stat().st_size
+        except OSError:
+            return
+        if self._held_size + size <= self.hold_bytes:
+            self._held[(task_id, stage)] = (fingerprint, record, size)
+            self._held_size += size
 
     def _envelope(self, task_id: str, stage: str,
                   signature: Signature | None = None) -> dict[str, Any] | None:
         path = self.artifact_path(task_id, stage)
+        self.reads += 1
         try:
             doc = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError, RecursionError):  # absent, unreadable, not UTF-8
@@ -173,6 +219,7 @@ class RunDir:
             {"stage": stage, "task": task_id, "version": SCHEMA_VERSION,
              "fingerprint": fingerprint, "data": artifact.to_json()},
         )
+        self._keep(task_id, stage, fingerprint, artifact)
 
     def load_manifest(self) -> dict[str, Any]:
         try:

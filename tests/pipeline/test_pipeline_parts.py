@@ -106,10 +106,36 @@ def test_artifacts_are_keyed_by_fingerprint(tmp_path: Path):
     rd = RunDir(tmp_path)
     record = ClassifyArtifact(unexpected_inputs=[{"input": {"x": 1}, "provenance": "seed"}])
     rd.save_artifact("t1", "classify", "fp1", record)
-    assert rd.load_artifact("t1", "classify", "fp1") == record
-    assert rd.load_artifact("t1", "classify", "fp2") is None
+    for reader in (rd, RunDir(tmp_path)):  # the record held in memory, and its file
+        assert reader.load_artifact("t1", "classify", "fp1") == record
+        assert reader.load_artifact("t1", "classify", "fp2") is None
     rd.artifact_path("t1", "outputs").write_text("{half")
     assert rd.load_artifact("t1", "outputs", "fp1") is None
+
+
+def test_a_saved_record_is_held_and_decoded_once(tmp_path: Path):
+    rd = RunDir(tmp_path)
+    record = ClassifyArtifact(expected_inputs=[{"input": {"x": 1}, "provenance": "seed"}])
+    rd.save_artifact("t1", "classify", "fp", record)
+    assert rd.load_artifact("t1", "classify", "fp") is record
+    assert rd.read_artifact("t1", "classify") is record and rd.reads == 0
+    calls = []
+
+    def decode(rows):
+        calls.append(1)
+        return [r["input"]["x"] for r in rows]
+
+    for _ in range(3):  # however many stages read it
+        assert rd.load_artifact("t1", "classify", "fp").decoded("expected_inputs", decode) == [1]
+    assert calls == [1]
+    assert "_decoded" not in record.to_json()  # the decoded view is never saved
+    # past the budget a record is read from its file, as before; forget lets go
+    small = RunDir(tmp_path, hold_bytes=0)
+    assert small.load_artifact("t1", "classify", "fp") == record and small.reads == 1
+    assert small.load_artifact("t1", "classify", "fp") == record and small.reads == 2
+    rd.forget("classify")
+    assert rd.load_artifact("t1", "classify", "fp") == record and rd.reads == 1
+    assert rd.load_artifact("t1", "classify", "fp") is not record and rd.reads == 1
 
 
 def test_cache_serves_repeats_and_batches_misses(tmp_path: Path):
@@ -223,6 +249,7 @@ def test_unreadable_or_misshapen_artifacts_are_recomputed_not_fatal(tmp_path: Pa
     rd = RunDir(tmp_path)
     rd.save_artifact("t1", "outputs", "fp", OutputsArtifact())
     assert rd.load_artifact("t1", "outputs", "fp") == OutputsArtifact()
+    rd = RunDir(tmp_path)  # what a later run finds on disk
     rd.artifact_path("t1", "outputs").write_bytes(b'{"data": "\xff"}')  # not UTF-8
     assert rd.load_artifact("t1", "outputs", "fp") is None
     doc = {"stage": "outputs", "task": "t1", "version": SCHEMA_VERSION, "fingerprint": "fp",

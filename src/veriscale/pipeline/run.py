@@ -336,6 +336,18 @@ class Pipeline:
             raise RuntimeError(f"{task.id}: artifact of stage {name} is missing")
         return data
 
+    def _inputs(self, task: Task, name: str, key: str) -> list[stages.CandidateInput]:
+        """Candidate inputs of a record's field ``key``, decoded once per run."""
+        return self.artifact(task, name).decoded(
+            key, lambda rows: stages.decode_candidates(task, rows))
+
+    def _pairs(self, task: Task) -> list[tuple[Input, Any, str]]:
+        """The expected pairs (input, expected output, provenance), decoded once per run."""
+        sig = task.signature
+        return self.artifact(task, "outputs").decoded("pairs", lambda rows: [
+            (sig.load_input(p["input"]), sig.load_output(p["expected"]), p["provenance"])
+            for p in rows])
+
     def _summarise(self, name: str) -> None:
         totals: dict[str, int] = {}
         for task in self.tasks:
@@ -380,15 +392,14 @@ class Pipeline:
         self._stage(
             "classify",
             lambda t: _hash(self.fp[(t.id, "candidates")], oracle),
-            lambda t, b: stages.stage_classify(
-                t, stages.decode_candidates(t, self.artifact(t, "candidates").candidates), b
-            ),
+            lambda t, b: stages.stage_classify(t, self._inputs(t, "candidates", "candidates"), b),
         )
+        self.rd.forget("candidates")  # its one reader is done
         self._stage(
             "outputs",
             lambda t: _hash(self.fp[(t.id, "classify")], gt_post),
             lambda t, b: stages.stage_outputs(
-                t, stages.decode_candidates(t, self.artifact(t, "classify").expected_inputs), b,
+                t, self._inputs(t, "classify", "expected_inputs"), b,
                 check_postcondition=self.config.suite.require_gt_postcondition,
             ),
         )
@@ -403,6 +414,7 @@ class Pipeline:
             lambda t: _hash(self.fp[(t.id, "outputs")], self.fp[(t.id, "adversaries")], adv_cfg),
             self._unexpected,
         )
+        self.rd.forget("adversaries")  # its one reader is done
 
     def _adversaries(self, task: Task, backend: Backend) -> dict[str, Any]:
         from veriscale.expansion.adversarial import generate_adversaries
@@ -412,11 +424,7 @@ class Pipeline:
     def _unexpected(self, task: Task, backend: Backend) -> dict[str, Any]:
         from veriscale.expansion.adversarial import synthesize_unexpected
 
-        sig = task.signature
-        pairs = [
-            (sig.load_input(p["input"]), sig.load_output(p["expected"]))
-            for p in self.artifact(task, "outputs").pairs
-        ]
+        pairs = [(i, o) for i, o, _ in self._pairs(task)]
         from veriscale.expansion.mutation import task_seed
 
         return synthesize_unexpected(
@@ -584,19 +592,15 @@ class Pipeline:
     def _plus(self, task: Task) -> tuple[Task, KillData]:
         sig = task.signature
         out = self.artifact(task, "outputs")
-        cls = self.artifact(task, "classify")
         unexp = self.artifact(task, "unexpected")
-        pairs = [
-            (sig.load_input(p["input"]), sig.load_output(p["expected"]), p["provenance"])
-            for p in out.pairs
-        ]
+        pairs = self._pairs(task)
         unexpected_outputs: dict[Input, list[Any]] = {}
         for row in unexp.rows:
             unexpected_outputs[sig.load_input(row["input"])] = [
                 sig.load_output(u) for u in row["unexpected"]
             ]
         kill = kill_data(sig, unexp.kill_matrix)
-        rejects = [sig.load_input(r["input"]) for r in cls.unexpected_inputs]
+        rejects = [c.input for c in self._inputs(task, "classify", "unexpected_inputs")]
         contradicted = contradicted_rows(
             task,
             {sig.load_input(m["input"]): sig.load_output(m["reference"])
