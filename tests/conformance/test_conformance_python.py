@@ -30,7 +30,8 @@ from veriscale.backends import isolation
 from veriscale.backends.base import Implementation, Verdict
 from veriscale.backends.python.backend import PythonBackend
 from veriscale.backends.python.format import load_task_dir, new_task_dir
-from veriscale.backends.python.sandbox import WORKER_SCRIPT, check_untrusted_python
+from veriscale.backends.python.safety import check_untrusted_python
+from veriscale.backends.python.sandbox import WORKER_SCRIPT
 from veriscale.benchmark.model import Spec, Task
 from veriscale.evaluation.harness import evaluate_candidate
 from veriscale.evaluation.solutions import Submission

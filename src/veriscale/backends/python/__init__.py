@@ -1,5 +1,5 @@
 """The Python backend: Python-spec tasks evaluated in sandboxed worker processes."""
 
-from veriscale.backends.python.sandbox import check_untrusted_python
+from veriscale.backends.python.safety import check_untrusted_python
 
 __all__ = ["check_untrusted_python"]

@@ -31,11 +31,11 @@ from veriscale.backends.base import (
     Verdicts,
 )
 from veriscale.backends.python.format import module_source
+from veriscale.backends.python.safety import check_untrusted_python
 from veriscale.backends.python.sandbox import (
     CallResult,
     Sandbox,
     SandboxLimits,
-    check_untrusted_python,
     follow_reference,
 )
 from veriscale.backends.python.sections import python_sections

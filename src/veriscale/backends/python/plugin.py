@@ -75,14 +75,14 @@ class PythonPlugin(ModuleLLMParts):
     # ------------------------------------------------------------ untrusted code
 
     def screen(self, code: str) -> str | None:
-        from veriscale.backends.python.sandbox import check_untrusted_python
+        from veriscale.backends.python.safety import check_untrusted_python
 
         return check_untrusted_python(code) or None
 
     def screen_body(self, body: str) -> str | None:
         return self.screen(body)
 
-    screen_name = "veriscale.backends.python.sandbox.check_untrusted_python"
+    screen_name = "veriscale.backends.python.safety.check_untrusted_python"
 
     # ------------------------------------------------------------ red team, weakenings, mutants
 
