@@ -9,11 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from veriscale.backends.python.sandbox import (
-    Sandbox,
-    SandboxLimits,
-    check_untrusted_python,
-)
+from veriscale.backends.python.safety import check_untrusted_python
+from veriscale.backends.python.sandbox import Sandbox, SandboxLimits
 
 # One function, one misbehaviour per mode; mode "ok" returns a value. Runs unrestricted,
 # as code that slipped past the static check would.
