@@ -1,6 +1,6 @@
 """How often a run encodes and decodes each value, and what it costs.
 
-    python3 benchmarks/bench_value_codecs.py [BENCHMARK_DIR] [--tasks a,b]
+    python3 benchmarks/bench_value_codecs.py [BENCHMARK_DIR] [--tasks a,b] [--out RUN]
 
 runs the pipeline on a benchmark (default: the bundled example; ``--tasks`` for a
 few of its tasks) in a fresh run directory with every value codec counted: the benchmark format's (VERINA JSON,
@@ -59,6 +59,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("benchmark", nargs="?", type=Path, default=BUNDLED)
     ap.add_argument("--tasks", help="comma-separated task ids (default: all)")
+    ap.add_argument("--out", type=Path,
+                    help="keep the run directory here (default: a temporary one)")
     args = ap.parse_args()
     calls, seconds = counted()
     reads = Counter[str]()
@@ -71,7 +73,7 @@ def main() -> None:
     RunDir._envelope = counted_envelope  # type: ignore[method-assign]
     config = RunConfig(tasks=args.tasks.split(",") if args.tasks else None)
     with tempfile.TemporaryDirectory() as tmp:
-        out = Path(tmp) / "run"
+        out = args.out or Path(tmp) / "run"
         start = time.perf_counter()
         run_pipeline(args.benchmark, out, config, console=Console(quiet=True), cache=False)
         wall = time.perf_counter() - start
