@@ -21,6 +21,7 @@ which adversary each expected input kills.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, ClassVar, TypeVar
@@ -199,6 +200,27 @@ class UnexpectedArtifact(Artifact):
     def killed(self) -> list[dict[str, Any]]:
         """The kill-matrix records that are kills."""
         return [rec for rec in self.kill_matrix if rec.get("killed")]
+
+    def kills(self, signature: Signature) -> list[tuple[Any, Any]]:
+        """The kills as (expected input, adversary id), each input decoded once per
+        record (a kill matrix repeats an input once per adversary). An input the
+        signature cannot read is keyed by its JSON text, which matches no suite row."""
+        def decode(cells: list[dict[str, Any]]) -> list[tuple[Any, Any]]:
+            seen: dict[str, Any] = {}
+            out = []
+            for rec in cells:
+                if not rec.get("killed"):
+                    continue
+                text = json.dumps(rec["input"], sort_keys=True, ensure_ascii=False)
+                if text not in seen:
+                    try:
+                        seen[text] = signature.load_input(rec["input"])
+                    except Exception:  # a bad value still gets a (textual) key
+                        seen[text] = text
+                out.append((seen[text], rec["adversary"]))
+            return out
+
+        return self.decoded("kill_matrix", decode)
 
 
 @dataclass

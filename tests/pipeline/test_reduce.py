@@ -100,7 +100,7 @@ def _kills_by_input(run: Path, task) -> dict:
     from veriscale.pipeline.suites import kill_data
 
     record = RunDir(run).read_artifact(task.id, "unexpected")
-    return kill_data(task.signature, record.kill_matrix).kills
+    return kill_data(task.signature, record).kills
 
 
 def test_reduce_suite_without_a_kill_matrix_keeps_every_pair(bundled_lean_dir, tmp_path):

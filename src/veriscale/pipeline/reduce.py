@@ -25,7 +25,7 @@ def load_kill_data(task: Task, run_dir: Path | None) -> KillData | None:
     record = RunDir(run_dir).read_artifact(task.id, "unexpected", task.signature)
     if not isinstance(record, UnexpectedArtifact):
         return None
-    return kill_data(task.signature, record.kill_matrix)
+    return kill_data(task.signature, record)
 
 
 def run_reduction_settings(run_dir: Path | None) -> ReductionSettings:

@@ -599,7 +599,7 @@ class Pipeline:
             unexpected_outputs[sig.load_input(row["input"])] = [
                 sig.load_output(u) for u in row["unexpected"]
             ]
-        kill = kill_data(sig, unexp.kill_matrix)
+        kill = kill_data(sig, unexp)
         rejects = [c.input for c in self._inputs(task, "classify", "unexpected_inputs")]
         contradicted = contradicted_rows(
             task,

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from veriscale.artifacts import UnexpectedArtifact
 from veriscale.benchmark.model import ExpectedPair, Input, Signature, Task
 from veriscale.pipeline.config import ReductionSettings
 
@@ -26,14 +27,12 @@ class KillData:
     records: dict[Input, int] = field(default_factory=dict)
 
 
-def kill_data(signature: Signature, kill_matrix: list[dict[str, Any]]) -> KillData:
+def kill_data(signature: Signature, record: UnexpectedArtifact) -> KillData:
     """Kill sets per expected input from the persisted kill matrix (cells marked ``killed``)."""
     kill = KillData()
-    for rec in kill_matrix:
-        if rec.get("killed"):
-            inp = signature.load_input(rec["input"])
-            kill.kills.setdefault(inp, set()).add(rec["adversary"])
-            kill.records[inp] = kill.records.get(inp, 0) + 1
+    for inp, adversary in record.kills(signature):
+        kill.kills.setdefault(inp, set()).add(adversary)
+        kill.records[inp] = kill.records.get(inp, 0) + 1
     return kill
 
 

@@ -159,16 +159,6 @@ def _as_dict(counts: TaskCounts) -> dict[str, int]:
     return {m: getattr(counts, m) for m in METRICS}
 
 
-def _input_key(task: Task | None, raw: Any) -> Any:
-    """A comparable key for an encoded input: canonical when the signature decodes it."""
-    if task is not None:
-        try:
-            return task.signature.load_input(raw)
-        except Exception:  # a bad value still gets a (textual) key
-            pass
-    return json.dumps(raw, sort_keys=True, ensure_ascii=False)
-
-
 def adversary_figures(
     figures: TaskFigures, run_dir: Path, plus: Task | None, lite: Task | None
 ) -> None:
@@ -188,8 +178,11 @@ def adversary_figures(
     if unexpected is not None:
         task = plus or lite
         kills: dict[Any, set[str]] = {}
-        for rec in unexpected.killed():
-            kills.setdefault(_input_key(task, rec["input"]), set()).add(str(rec["adversary"]))
+        cells = unexpected.kills(task.signature) if task is not None else [
+            (json.dumps(rec["input"], sort_keys=True, ensure_ascii=False), rec["adversary"])
+            for rec in unexpected.killed()]  # no suite to read the inputs with: as text
+        for key, adversary in cells:
+            kills.setdefault(key, set()).add(str(adversary))
         plus_inputs = None if plus is None else {t.input for t in plus.tests}
         killed_plus = {a for k, ids in kills.items()
                        if plus_inputs is None or k in plus_inputs for a in ids}
