@@ -22,6 +22,7 @@ import os
 import shutil
 import socket
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any, TextIO
@@ -71,6 +72,7 @@ class RunDir:
         self.hold_bytes = hold_bytes
         self._held: dict[tuple[str, str], tuple[Any, Artifact, int]] = {}
         self._held_size = 0
+        self._held_lock = threading.Lock()  # stages save from worker threads
         self.reads = 0  # record files read and parsed (benchmarks/bench_value_codecs.py)
 
     # ---------------------------------------------------------------- lock
@@ -160,8 +162,9 @@ class RunDir:
 
     def forget(self, stage: str) -> None:
         """Let go of the held records of ``stage`` (its last reader is done)."""
-        for key in [k for k in self._held if k[1] == stage]:
-            self._held_size -= self._held.pop(key)[2]
+        with self._held_lock:
+            for key in [k for k in self._held if k[1] == stage]:
+                self._held_size -= self._held.pop(key)[2]
 
     def _hold(self, task_id: str, stage: str, doc: dict[str, Any]) -> Artifact | None:
         record = self._typed(stage, doc)
@@ -173,16 +176,17 @@ class RunDir:
         """Hold ``record`` while the budget allows; past it, nothing more is taken (a
         budget that evicted would, on a stage-by-stage run larger than it, evict each
         record just before its reader came)."""
-        old = self._held.pop((task_id, stage), None)
-        if old is not None:
-            self._held_size -= old[2]
         try:
             size = self.artifact_path(task_id, stage).stat().st_size
         except OSError:
-            return
-        if self._held_size + size <= self.hold_bytes:
-            self._held[(task_id, stage)] = (fingerprint, record, size)
-            self._held_size += size
+            size = None
+        with self._held_lock:
+            old = self._held.pop((task_id, stage), None)
+            if old is not None:
+                self._held_size -= old[2]
+            if size is not None and self._held_size + size <= self.hold_bytes:
+                self._held[(task_id, stage)] = (fingerprint, record, size)
+                self._held_size += size
 
     def _envelope(self, task_id: str, stage: str,
                   signature: Signature | None = None) -> dict[str, Any] | None:
