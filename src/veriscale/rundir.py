@@ -73,7 +73,6 @@ class RunDir:
         self._held: dict[tuple[str, str], tuple[Any, Artifact, int]] = {}
         self._held_size = 0
         self._held_lock = threading.Lock()  # stages save from worker threads
-        self.reads = 0  # record files read and parsed (benchmarks/bench_value_codecs.py)
 
     # ---------------------------------------------------------------- lock
 
@@ -191,7 +190,6 @@ class RunDir:
     def _envelope(self, task_id: str, stage: str,
                   signature: Signature | None = None) -> dict[str, Any] | None:
         path = self.artifact_path(task_id, stage)
-        self.reads += 1
         try:
             doc = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError, RecursionError):  # absent, unreadable, not UTF-8
