@@ -139,6 +139,26 @@ def test_lean_templates_have_the_exact_signature_and_rename_recursion() -> None:
     assert near.code.rstrip().endswith("r.reverse")
 
 
+def test_lean_string_templates_avoid_the_form_that_crashes_wasm_lean() -> None:
+    """``String.ofList (s.toList.drop 1)`` (or ``.asString``), compiled on the WASM Lean,
+    takes the process down: on the full VERINA run it stopped 26 files and cost 41
+    session restarts. The templates drop a string's first character another way."""
+    sig = Signature.from_json({
+        "name": "clean", "parameters": [{"param_name": "s", "param_type": "String"}],
+        "return_type": "String"})
+    task = Task(id="t", description="d", signature=sig,
+                sections={"lean": LeanSections(code='s.push \'!\'', postcond="True")})
+    templates = lean_templates(task)
+    drops = [t for t in templates if "drop" in t.detail]
+    assert {t.strategy for t in drops} >= {"malicious-deletion", "near-miss"}
+    for tpl in templates:
+        assert not re.search(r"\.drop 1\)\.asString|String\.ofList \(.*\.drop 1\)", tpl.code), \
+            tpl.code
+        if "drop" in tpl.detail:
+            assert re.search(r"String\.join \(\([rs]\.toList\.drop 1\)\.map toString\)",
+                             tpl.code), tpl.code
+
+
 def test_offline_lean_adversaries_are_screened_for_safety() -> None:
     result = OfflineProvider(0).adversaries(lean_task(), Spec(id="s"))
     # the GT code uses `sorry`, so wrappers around it are rejected; plain strategies pass

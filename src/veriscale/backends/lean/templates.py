@@ -71,6 +71,15 @@ def _lean_list_perturbations(t: ListT, v: str) -> list[tuple[str, str]]:
     return out
 
 
+def _lean_drop_first_char(v: str) -> str:
+    """``v`` (a String) without its first character. Not ``(v.toList.drop 1).asString``:
+    compiled on the WASM Lean, a string built from a dropped list takes the Lean process
+    down ("memory access out of bounds"), sometimes a few commands later, so every
+    check after it in the file is lost; this form evaluates cleanly there (measured on
+    empty, ASCII and non-ASCII strings) and elaborates on every Lean 4."""
+    return f"String.join (({v}.toList.drop 1).map toString)"
+
+
 def lean_perturbations(t: ValueType, v: str) -> list[tuple[str, str]]:
     """(label, Lean expression) pairs: ``v`` (a Lean term of type ``t``) changed a little."""
     if _is(t, "Nat"):
@@ -86,7 +95,7 @@ def lean_perturbations(t: ValueType, v: str) -> list[tuple[str, str]]:
     if _is(t, "Char"):
         return [("other-char", f"(if {v} = 'a' then 'b' else 'a')")]
     if _is(t, "String"):
-        return [("drop-char", f"({v}.toList.drop 1).asString"),
+        return [("drop-char", _lean_drop_first_char(v)),
                 ("reverse", f"{v}.toList.reverse.asString"),
                 ("append-char", f"{v}.push 'a'")]
     if isinstance(t, ListT):
@@ -178,7 +187,7 @@ def _lean_strategies(sig: Signature) -> list[tuple[str, str, str]]:
                         f"(List.replicate {_lean_len(p)} 'a').asString"))
             if _is(p.type, "String"):
                 out.append(("malicious-deletion", f"drop-first:{p.name}",
-                            f"({p.name}.toList.drop 1).asString"))
+                            _lean_drop_first_char(p.name)))
     return out
 
 
