@@ -565,6 +565,38 @@ def test_a_task_that_keeps_crashing_lean_leaves_other_tasks_answered(fake_lean, 
     assert be.stats.extra["crashes"] == 3 and _calls(log) == 3
 
 
+def test_a_task_whose_checks_keep_crashing_goes_to_the_kernel(fake_lean, tmp_path) -> None:
+    """Four candidates of one task each crash compiled Lean on 77 (a crash's size says
+    nothing there: on the WASM Lean a string reference crashed on ("a", "a")). After
+    TASK_CRASHES crashes by the task's checks of one kind, its other checks of that
+    kind start no Lean file: they go to the kernel with the crash's cause, and the
+    kernel answers them. Another task's checks and kinds run as before."""
+    from veriscale.backends.lean.running import TASK_CRASHES
+
+    assert TASK_CRASHES == 3
+    exe, log = fake_lean
+    be = _backend(exe, tmp_path, batch_size=1)
+    bad, good = _task("toy_bad"), _task("toy_good")
+    specs = [Spec(id=f"s{i}", precond=f"  x > {i}") for i in range(4)]
+    got = be.precondition_holds_many([(bad, spec, [(77,)]) for spec in specs]
+                                     + [(good, None, [(77,)]), (good, None, [(2,)])])
+    assert got == [[Verdict.TRUE]] * 6  # every crash answered by the kernel
+    # three crashes of toy_bad; the fourth candidate's check skipped; toy_good's 77
+    # still ran compiled (its own crash)
+    assert be.stats.extra["crashes"] == TASK_CRASHES + 1
+    assert _fallback(be)["asked"] == 5 and _fallback(be)["decided"] == 5
+    # ... in later requests too, without a Lean start; a postcondition still runs
+    before = _calls(log)
+    (again,) = be.precondition_holds_many([(bad, Spec(id="s9", precond="  x > 9"), [(77,)])])
+    assert again == [Verdict.TRUE] and be.stats.extra["crashes"] == TASK_CRASHES + 1
+    assert _calls(log) == before + 1  # the kernel's file only
+    assert be.postcondition_holds(bad, None, [((1,), 2)]) == [Verdict.TRUE]
+    # without the kernel fallback nothing is skipped: each crash is its own
+    be = _backend(exe, tmp_path, batch_size=1, kernel_fallback=False)
+    got = be.precondition_holds_many([(bad, spec, [(77,)]) for spec in specs])
+    assert got == [[Verdict.UNKNOWN]] * 4 and be.stats.extra["crashes"] == 4
+
+
 @given(st.integers(1, 200_000), st.integers(1_000, 20_000), st.integers(1, 8),
        st.integers(1, 5_000))
 @example(4, 1000, 3, 1)  # rounding the size up once left a worker idle

@@ -197,6 +197,8 @@ class LeanBackend(FileRunning, KernelRoute):
         # (unit, kind of check) → the smallest size that stopped Lean, whether by a
         # timeout, and why: larger checks of that function are not asked again
         self._stopped: StopMemory[tuple[bool, str]] = StopMemory()  # (timed out, failure)
+        # (task, kind of check) → crashes of compiled Lean (running.TASK_CRASHES)
+        self._crashes: dict[tuple[str, str], int] = {}
         # Where each Lean file runs: here (default) or as one unit of a remote executor.
         self.executor: Executor = executor or LocalExecutor()
         self.stats = BackendStats()

@@ -34,6 +34,17 @@ from veriscale.execution.units import ProverFile, run_prover_file
 
 log = logging.getLogger(__name__)
 
+TASK_CRASHES = 3
+"""Crashes of compiled Lean by one task's checks of one kind (the function a check
+evaluates, :func:`command_kind`) after which the task's other checks of that kind are
+not run compiled but go to the kernel fallback. A crash's size says little there: on
+the WASM Lean, verina_advanced_27's reference (string code) takes the process down on
+inputs as small as ("a", "a"), and every adversary that wraps it does too; on the full
+VERINA run each crash cost a Lean session's restart (60 to 150 s) and the file's
+unreached checks, again and again, across its units and requests."""
+
+TASK_WIDE = "every check of a task and kind"  # the key of TASK_CRASHES's stops
+
 LEAN_UNIT = Resources(cpus=1.0, memory_mb=4096)
 """What one Lean file needs on a node: one core; the WASM module peaks near 4 GB."""
 
@@ -52,6 +63,8 @@ class _Stop:
     culprit: tuple[tuple[int, int], CheckOutput] | None = None
     kind: str = ""
     size: int | None = None
+    task: str = ""  # the task and the kind of check Lean was on when it crashed
+    crash_kind: str = ""
 
 
 class FileRunning:
@@ -350,6 +363,7 @@ class FileRunning:
             if stop.culprit is not None:
                 outs.append(stop.culprit)
                 self._remember_stop(stop)
+            self._count_crash(stop)
             blind = blind + 1 if stop.blind else 0
             key = (stop.unit, stop.timed_out)
             stops[key] = stops.get(key, 0) + 1
@@ -375,6 +389,23 @@ class FileRunning:
             return
         self._stopped.remember((stop.unit, stop.kind), stop.size, (stop.timed_out, stop.failure))
 
+    def _count_crash(self, stop: _Stop) -> None:
+        """Count a crash against its task and kind of check; at :data:`TASK_CRASHES`,
+        the task's checks of that kind are skipped from now on (see
+        :meth:`_skip_stopped`). Compiled mode with the kernel fallback only: there a
+        skipped check is asked of the kernel, never left without a route."""
+        if stop.timed_out or stop.blind or not stop.crash_kind or self.kernel \
+                or not self.kernel_fallback or "out of memory" in stop.failure:
+            return
+        key = (stop.task, stop.crash_kind)
+        with self._lock:
+            crashes = self._crashes[key] = self._crashes.get(key, 0) + 1
+        if crashes == TASK_CRASHES:
+            log.info("%s: %d crashes of Lean by checks of %s; its other such checks go to "
+                     "the kernel", stop.task, crashes, stop.crash_kind)
+            self._stopped.remember((TASK_WIDE, stop.task, stop.crash_kind), 0,
+                                   (False, stop.failure))
+
     def _skip_stopped(self, pieces: list[tuple[render.Variant, list[tuple[int, int, str]]]],
                       outs: list[tuple[tuple[int, int], CheckOutput]],
                       ) -> list[tuple[render.Variant, list[tuple[int, int, str]]]]:
@@ -387,7 +418,14 @@ class FileRunning:
         for v, items in pieces:
             keep = []
             for item in items:
-                why = self._stopped.covering((v.key, command_kind(item[2])), len(item[2]))
+                kind = command_kind(item[2])
+                wide = self._stopped.covering((TASK_WIDE, v.task.id, kind), 0)
+                if wide is not None:
+                    outs.append((item[:2], CheckOutput(
+                        [], f"{wide[1]} (skipped: checks of this task and kind stopped "
+                            f"Lean {TASK_CRASHES} times)")))
+                    continue
+                why = self._stopped.covering((v.key, kind), len(item[2]))
                 if why is None:
                     keep.append(item)
                 elif why[0]:
@@ -690,9 +728,12 @@ class FileRunning:
             command = next(c for v, items in pieces for ji, idx, c in items
                            if (ji, idx) == culprit[0])
             size, kind = len(command), culprit_kind[1]
+        on = culprit_kind[1] if culprit_kind is not None else \
+            command_kind(pieces[at[0]][1][grouped[at[0]][at[1]][0]][2]) if at is not None else ""
         return done, rest, _Stop(suspect.key, result.timed_out, failure,
                                  blind=not att.ready, culprit=culprit,
-                                 kind=kind or "", size=size)
+                                 kind=kind or "", size=size, task=suspect.task.id,
+                                 crash_kind=on)
 
     def _skips_alike(self, kind: str, timed_out: bool) -> bool:
         """Does a check of ``kind`` that stopped Lean cost its function's checks that
