@@ -151,6 +151,26 @@ def test_a_file_splits_into_its_base_and_the_rest() -> None:
     assert session.split_base(other.text)[0] == base  # type: ignore[index]
 
 
+def test_a_std_submodule_does_not_change_a_base_that_imports_std() -> None:
+    """``import Std`` (the runner's, in compiled mode) covers a task's ``import
+    Std.Data.HashSet``: the file's base stays the one of every other file, so a Lean
+    session serves it instead of starting a new one. Without ``Std`` it is imported."""
+    from veriscale.backends.lean import session
+
+    plain, hashed = _task(), _task(imports="import Std.Data.HashSet")
+    def base(task: object, imports: tuple[str, ...]) -> str:
+        units = [render.Unit(render.namespace_for(task.id, 0), render.Variant(task),  # type: ignore[attr-defined]
+                             ["#check (1)"])]
+        lay = render.layout_file(units, kernel=False, max_heartbeats=1, imports=imports)
+        return session.split_base(lay.text)[0]  # type: ignore[index]
+
+    assert base(hashed, ("Lean", "Std")) == base(plain, ("Lean", "Std"))
+    assert "import Std.Data.HashSet" in base(hashed, ("Lean",))
+    assert render.covered_import("Std.Data.HashMap", ("Lean", "Std"))
+    assert not render.covered_import("Std.Data.HashMap", ("Lean",))
+    assert not render.covered_import("Stdx.Foo", ("Std",))
+
+
 def test_commands_by_mode() -> None:
     assert render.decide_command("P 1", True) == "#reduce decide (P 1)"
     assert render.decide_command("P 1", False) == "#eval! decide (P 1)"

@@ -508,6 +508,16 @@ class _Writer:
         return start, len(self.lines)
 
 
+def covered_import(module: str, imports: Sequence[str]) -> bool:
+    """Is ``module`` already imported by the runner's ``imports``? ``Std`` imports the
+    whole of Std (on the WASM Lean 4.28, ``import Std`` alone elaborates
+    ``Std.HashSet.insert`` and ``Std.HashMap.insert``). Importing it again changes
+    nothing in the file, but it would change the file's base: a Lean session serves
+    only files of its own base, so each file with a task's ``import Std.Data.HashSet``
+    started a session of its own (about a minute on WASM)."""
+    return "Std" in imports and module.startswith("Std.")
+
+
 def layout_file(
     units: Sequence[Unit],
     *,
@@ -530,7 +540,7 @@ def layout_file(
     wanted: list[str] = list(imports)
     for u in units:
         for mod in u.variant.imports():
-            if mod not in wanted:
+            if mod not in wanted and not covered_import(mod, imports):
                 wanted.append(mod)
     keep = [m for m in wanted if allow_import(m)]  # type: ignore[operator]
     dropped = [m for m in wanted if m not in keep]
