@@ -102,6 +102,10 @@ def figures(run: Path, verifies: list[Path]) -> dict[str, Any]:
         "tasks": len(manifest.get("tasks", [])),
         "failed_tasks": manifest.get("errors", {}),
         "wall_seconds": timings.get("total"),
+        # stages whose records came from an earlier run: the figures above are then
+        # the last run's, not the whole run's
+        "resumed_stages": sorted(k for k, v in (manifest.get("resumed_tasks") or {}).items()
+                                 if v),
         "lean_processes": _processes(manifest.get("backend_stats", {})),
         "lean_files": manifest.get("backend_stats", {}).get("processes"),
         "lean_seconds": manifest.get("backend_stats", {}).get("seconds"),
@@ -154,6 +158,10 @@ def page(f: dict[str, Any]) -> str:
         f"- wall time: {_num(f['wall_seconds'])} s; Lean processes: "
         f"{_num(f['lean_processes'])}; Lean seconds: {_num(f['lean_seconds'])}; checks: "
         f"{_num(f['checks'])}",
+        *([f"- **resumed**: the records of {', '.join(f['resumed_stages'])} (some or all "
+           "tasks) came from earlier runs of the same run directory, so the wall time, "
+           "processes, seconds and checks above are the last run's only, not the "
+           "whole run's"] if f.get("resumed_stages") else []),
         "",
         "## Table 1 (mean per task)",
         "",
