@@ -22,6 +22,7 @@ from veriscale.backends import dispatch
 from veriscale.backends.base import (
     Backend,
     Classification,
+    FailureKind,
     Label,
     Outcome,
     OutputTester,
@@ -163,6 +164,12 @@ def reference_verdict(t: ValueType, o: Outcome, expected: Any, compared: bool = 
         return DISAGREE, f"reference returned {show(o.value)}, suite expects {show(expected)}"
     if o.inconclusive:  # the backend could not run it: says nothing about the suite
         return UNKNOWN, o.error
+    if o.kind is FailureKind.COMPILE:
+        # The ground truth's own code did not build with this prover (on the full VERINA
+        # Lean run: references written for an older Lean's API): the checker cannot run
+        # it, which says nothing about the suite's row. A candidate's compile error is
+        # its FAIL; the reference's is the checker's UNKNOWN.
+        return UNKNOWN, f"the reference does not compile here: {o.error}"
     return DISAGREE, f"reference failed: {o.error}"
 
 
