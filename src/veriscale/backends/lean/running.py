@@ -17,7 +17,7 @@ from typing import Any
 from veriscale.backends.lean import batching, compat, decidable, render
 from veriscale.backends.lean import data as data_route
 from veriscale.backends.lean.files import balanced_size, tiers
-from veriscale.backends.lean.kernel_route import KernelAsks
+from veriscale.backends.lean.kernel_route import OUT_OF_MEMORY, KernelAsks
 from veriscale.backends.lean.messages import (
     USES_SORRY,
     CheckOutput,
@@ -63,8 +63,7 @@ class _Stop:
     culprit: tuple[tuple[int, int], CheckOutput] | None = None
     kind: str = ""
     size: int | None = None
-    task: str = ""  # the task and the kind of check Lean was on when it crashed
-    crash_kind: str = ""
+    crash_kind: str = ""  # the kind of check Lean was on (its task: ``unit[0]``)
 
 
 class FileRunning:
@@ -395,15 +394,16 @@ class FileRunning:
         :meth:`_skip_stopped`). Compiled mode with the kernel fallback only: there a
         skipped check is asked of the kernel, never left without a route."""
         if stop.timed_out or stop.blind or not stop.crash_kind or self.kernel \
-                or not self.kernel_fallback or "out of memory" in stop.failure:
+                or not self.kernel_fallback or OUT_OF_MEMORY in stop.failure:
             return
-        key = (stop.task, stop.crash_kind)
+        task = stop.unit[0]  # a variant's key starts with its task's id
+        key = (task, stop.crash_kind)
         with self._lock:
             crashes = self._crashes[key] = self._crashes.get(key, 0) + 1
         if crashes == TASK_CRASHES:
             log.info("%s: %d crashes of Lean by checks of %s; its other such checks go to "
-                     "the kernel", stop.task, crashes, stop.crash_kind)
-            self._stopped.remember((TASK_WIDE, stop.task, stop.crash_kind), 0,
+                     "the kernel", task, crashes, stop.crash_kind)
+            self._stopped.remember((TASK_WIDE, task, stop.crash_kind), 0,
                                    (False, stop.failure))
 
     def _skip_stopped(self, pieces: list[tuple[render.Variant, list[tuple[int, int, str]]]],
@@ -708,12 +708,14 @@ class FileRunning:
         # which task's check Lean was on (a slow run is diagnosed by these)
         at = next(((ui, gi) for ui, unit in enumerate(layout.checks)
                    for gi in range(len(unit)) if answer_line(ui, gi) > frontier), None)
+        on = ""  # the kind of check Lean was on
         if at is not None:
             ui, gi = at
             command = pieces[ui][1][grouped[ui][gi][0]][2]
+            on = command_kind(command)
             log.info("Lean file %s stopped (%s) on a check of %s: %s, %d characters%s",
                      name, failure.split(":")[0], pieces[ui][0].task.id,
-                     command_kind(command), len(command),
+                     on, len(command),
                      f" (a batch of {len(grouped[ui][gi])})" if len(grouped[ui][gi]) > 1 else "")
         # blamed: the unit of the check Lean was on (a crash after the last check: the last)
         suspect = pieces[culprit_kind[0] if culprit_kind is not None
@@ -728,12 +730,10 @@ class FileRunning:
             command = next(c for v, items in pieces for ji, idx, c in items
                            if (ji, idx) == culprit[0])
             size, kind = len(command), culprit_kind[1]
-        on = culprit_kind[1] if culprit_kind is not None else \
-            command_kind(pieces[at[0]][1][grouped[at[0]][at[1]][0]][2]) if at is not None else ""
         return done, rest, _Stop(suspect.key, result.timed_out, failure,
                                  blind=not att.ready, culprit=culprit,
-                                 kind=kind or "", size=size, task=suspect.task.id,
-                                 crash_kind=on)
+                                 kind=kind or "", size=size,
+                                 crash_kind=culprit_kind[1] if culprit_kind is not None else on)
 
     def _skips_alike(self, kind: str, timed_out: bool) -> bool:
         """Does a check of ``kind`` that stopped Lean cost its function's checks that
