@@ -344,3 +344,62 @@ def test_the_benchmarks_own_inputs_are_asked_again_when_others_spent_the_budget(
     out = stage_outputs(make_task(), cands, backend, check_postcondition=False)
     assert [p["input"] for p in out["pairs"]] == [{"x": 1}]
     assert len(out["failures"]) == 2 and ("run", 1) in backend.calls
+
+
+def test_a_notation_that_differs_is_a_mismatch_only_when_the_backend_says_so():
+    """A value of an unmodelled type travels as its notation; the reference may print
+    another notation of the same value (Lean's ``{ entries := [1] }`` for the row's
+    ``⟨[1]⟩``). Such a mismatch is settled by the backend's own ``==``; an unsettled
+    one contradicts no row; a backend that cannot compare settles none."""
+    from veriscale.pipeline.stages import CandidateInput, stage_outputs
+    from veriscale.values.value import OpaqueValue
+
+    sig = Signature.from_json(
+        {"name": "f", "parameters": [{"param_name": "x", "param_type": "Nat"}],
+         "return_type": "Box"})
+
+    def box(n: int, style: str) -> OpaqueValue:
+        return OpaqueValue(f"⟨[{n}]⟩" if style == "row" else f"{{ entries := [{n}] }}")
+
+    # row 1: same value, other notation; row 2: another value; row 3: == cannot decide
+    task = Task("box", "box x", sig, tests=[ExpectedPair((1,), box(1, "row"), []),
+                                            ExpectedPair((2,), box(5, "row"), []),
+                                            ExpectedPair((3,), box(3, "row"), [])])
+
+    class Printer(CountingBackend):
+        def run(self, task, impl, inputs):
+            return [Outcome(True, box(x[0], "printed")) for x in inputs]
+
+    class Comparer(Printer):
+        def test_outputs(self, task, impl, pairs):
+            self.calls.append(("test_outputs", len(pairs)))
+            out = []
+            for x, want in pairs:
+                if x[0] == 3:
+                    out.append(Outcome(False, error="infrastructure: lean crashed"))
+                else:
+                    out.append(Outcome(True, want.text == f"⟨[{x[0]}]⟩"))
+            return out
+
+    inputs = [CandidateInput((x,), "original:test") for x in (1, 2, 3)]
+    backend = Comparer()
+    got = stage_outputs(task, inputs, backend, check_postcondition=False)
+    assert [m["input"] for m in got["reference_mismatches"]] == [{"x": 2}]
+    assert got["counts"]["reference_mismatches"] == 1
+    assert got["counts"]["reference_mismatches_unsettled"] == 1
+    assert ("test_outputs", 3) in backend.calls  # one call for all of them
+    assert len(got["pairs"]) == 3  # the reference's outputs are the pairs either way
+    blind = stage_outputs(task, inputs, Printer(), check_postcondition=False)
+    assert blind["reference_mismatches"] == []
+    assert blind["counts"]["reference_mismatches_unsettled"] == 3
+
+
+    class Asked(CountingBackend):  # a modelled type compares here, exactly
+        def test_outputs(self, task, impl, pairs):
+            raise AssertionError("a modelled value needs no backend comparison")
+
+    wrong_row = Task("t1", "double x", make_task().signature, tests=[ExpectedPair((1,), 3, [])])
+    plain = stage_outputs(wrong_row, [CandidateInput((1,), "original:test")], Asked(),
+                          check_postcondition=False)
+    assert plain["counts"]["reference_mismatches"] == 1
+    assert "reference_mismatches_unsettled" not in plain["counts"]

@@ -22,10 +22,11 @@ from typing import Any
 
 from veriscale.artifacts import ClassifyArtifact
 from veriscale.backends import dispatch
-from veriscale.backends.base import Backend, Label, Verdict, hint, reasons_of
+from veriscale.backends.base import Backend, Label, OutputTester, Verdict, hint, reasons_of
 from veriscale.backends.causes import cause_counts, unknown_cause
 from veriscale.benchmark.model import Input, Task
 from veriscale.pipeline.config import RunConfig
+from veriscale.values.types import is_modelled
 
 
 @dataclass
@@ -199,6 +200,28 @@ def stage_classify(task: Task, candidates: list[CandidateInput], backend: Backen
 # ------------------------------------------------------------------ outputs
 
 
+def _mismatches_in_backend(task: Task, backend: Backend, mismatches: list[dict[str, Any]],
+                           pairs: list[tuple[Input, Any]]) -> tuple[list[dict[str, Any]], int]:
+    """The reference mismatches that hold in the task's own language, and how many
+    it could not settle.
+
+    A value of a type not modelled here travels as its notation, and two notations
+    of one value differ (Lean prints ``{ entries := [...] }`` for the row's
+    ``⟨[...]⟩``), so a textual difference proves nothing: such a mismatch is asked
+    of the backend's own ``==`` (VERINA's code test), and one it cannot settle is
+    not a mismatch (an unknown never contradicts a row). Modelled values compare
+    exactly here.
+    """
+    if not mismatches or is_modelled(task.signature.return_type):
+        return mismatches, 0
+    if not isinstance(backend, OutputTester):
+        return [], len(mismatches)
+    equal = dispatch.one(backend, "test_outputs", task, None, pairs)
+    kept = [m for m, o in zip(mismatches, equal, strict=True) if o.ok and o.value is False]
+    unsettled = sum(1 for o in equal if not o.ok or not isinstance(o.value, bool))
+    return kept, unsettled
+
+
 def stage_outputs(task: Task, expected: list[CandidateInput], backend: Backend,
                   check_postcondition: bool = True) -> dict[str, Any]:
     """Run the reference on every expected input; failures are recorded, not kept.
@@ -220,6 +243,7 @@ def stage_outputs(task: Task, expected: list[CandidateInput], backend: Backend,
     failures: list[dict[str, Any]] = []
     original_expected = {t.input: t.expected for t in task.tests}
     mismatches: list[dict[str, Any]] = []
+    mismatch_pairs: list[tuple[Input, Any]] = []  # (input, the row's expected output)
     gt_rejected: list[dict[str, Any]] = []
     verdicts: list[Verdict | None] = [None] * len(expected)
     why: list[str] = [""] * len(expected)  # why the GT postcondition left a pair undecided
@@ -246,9 +270,11 @@ def stage_outputs(task: Task, expected: list[CandidateInput], backend: Backend,
                     "reference": sig.dump_output(out.value),
                 }
             )
+            mismatch_pairs.append((cand.input, original_expected[cand.input]))
         pairs.append(
             {"input": enc, "expected": sig.dump_output(out.value), "provenance": cand.provenance}
         )
+    mismatches, unsettled = _mismatches_in_backend(task, backend, mismatches, mismatch_pairs)
     undecided_why = [w for v, w in zip(verdicts, why, strict=True)
                      if v not in (None, Verdict.TRUE, Verdict.FALSE)]
     undecided = len(undecided_why)
@@ -263,6 +289,7 @@ def stage_outputs(task: Task, expected: list[CandidateInput], backend: Backend,
             "failures": len(failures),
             **cause_counts("failed", [f["error"] or "" for f in failures]),
             "reference_mismatches": len(mismatches),
+            **({"reference_mismatches_unsettled": unsettled} if unsettled else {}),
             **({"gt_rejected": len(gt_rejected), "gt_postcondition_unknown": undecided,
                 **cause_counts("gt_postcondition_unknown", undecided_why)}
                if check_postcondition else {}),
