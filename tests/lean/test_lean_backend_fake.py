@@ -20,7 +20,14 @@ from hypothesis import strategies as st
 
 from tool_scripts import python_script
 from veriscale.backends import isolation
-from veriscale.backends.base import Implementation, Label, Spec, Verdict, prover_processes
+from veriscale.backends.base import (
+    Implementation,
+    Label,
+    Spec,
+    Verdict,
+    prover_processes,
+    reasons_of,
+)
 from veriscale.backends.lean.backend import LeanBackend
 from veriscale.backends.lean.kernel_route import KERNEL_SAMPLE
 from veriscale.backends.lean.messages import CheckOutput
@@ -89,6 +96,10 @@ def one(i, line):
         if x == 666:  # an input Lean refuses to elaborate, as its #check does
             say(i, "type mismatch\n  666\nhas type Nat", "error")
             return
+        if x in (3131, 3232):  # reads a[i]! out of bounds: the panic, then default's answer
+            say(i, "PANIC at F_precond: index out of bounds")
+            say(i, "false")
+            return
         say(i, "true" if x > 0 else "false")
         return
     m = re.match(r"#eval! decide \((\w+)_postcond (.*) \(by sorry\)\)$", line)
@@ -121,7 +132,7 @@ def one(i, line):
     m = re.match(r"example : (¬ )?\((\w+)_precond (.*)\) := by decide \+kernel$", line)
     if m:
         (x,) = ints(m.group(3))
-        if x in (56, 57) or (m.group(1) is None) != (x > 0):
+        if x in (56, 57, 3232) or (m.group(1) is None) != (x > 0):
             say(i, "decide failed", "error")
         return
     m = re.match(r"#reduce \(\(F (.*) \(by first \| decide \| sorry\)\) == \((.*)\)\)$", line)
@@ -784,6 +795,26 @@ def test_stuck_decide_is_asked_of_the_kernel(fake_lean, tmp_path) -> None:
     assert _calls(log) == 3  # nothing stuck: no second file
 
 
+def test_a_proposition_that_panicked_is_asked_of_the_kernel(fake_lean, tmp_path) -> None:
+    """Compiled ``decide`` of a precondition that reads ``a[i]!`` out of bounds panics
+    and prints ``default``'s answer; Lean's logic still answers it, and the kernel
+    does (3131). One the kernel cannot decide either is UNKNOWN, not the
+    specification's ERROR (3232). Code that panics is its own failure."""
+    exe, log = fake_lean
+    be = _backend(exe, tmp_path)
+    got = be.precondition_holds(_task(), None, [(1,), (3131,), (-3,), (3232,)])
+    assert got == [Verdict.TRUE, Verdict.TRUE, Verdict.FALSE, Verdict.UNKNOWN]
+    assert reasons_of(got)[3].startswith("panic: PANIC at F_precond")
+    assert be.stats.extra["kernel_decide"] == {"asked": 2, "decided": 1, "rounds": 1}
+    assert be.stats.extra["kernel_decide_by_check"] == {
+        "decide after a panic": {"asked": 2, "decided": 1}}
+    calls = _calls(log)
+    assert be.precondition_holds(_task(), None, [(2,)]) == [Verdict.TRUE]
+    assert _calls(log) == calls + 1  # nothing panicked: no kernel round
+    labels = [c.label for c in be.classify(_task(), [(3131,), (3232,), (-1,)])]
+    assert labels == [Label.EXPECTED, Label.UNKNOWN, Label.UNEXPECTED]
+
+
 def test_stuck_code_test_is_asked_of_the_kernel(fake_lean, tmp_path) -> None:
     exe, log = fake_lean
     be = _backend(exe, tmp_path, mode="kernel")
@@ -821,6 +852,12 @@ def test_kernel_props_of_stuck_checks() -> None:
     assert render.kernel_prop(call, "F") == "(F #[1] (by first | decide | sorry)) = true"
     assert render.kernel_prop(call) is None  # not a Bool call: no proposition answers it
     assert render.kernel_prop("#check (F_precond 1)", "F") is None
+    # a compiled decide that panicked: its precondition proof as the kernel needs it
+    post = render.decide_command(render.postcond_term(_task(), (1,), 2), kernel=False)
+    assert render.panicked_prop(post) == render.postcond_term(_task(), (1,), 2, kernel=True)
+    pre = render.decide_command(render.precond_term(_task(), (1,)), kernel=False)
+    assert render.panicked_prop(pre) == "F_precond 1"
+    assert render.panicked_prop("#eval! (F 1 (by sorry))") is None  # code: never asked
 
 
 def _bool():  # type: ignore[no-untyped-def]

@@ -168,6 +168,25 @@ def test_cache_serves_repeats_and_batches_misses(tmp_path: Path):
     assert reopened.inner.calls == []
 
 
+def test_a_backend_that_answers_differently_now_is_served_none_of_its_old_answers(
+        tmp_path: Path):
+    """A backend raises its ``answer_revision`` when some check gets another answer
+    (Lean: a proposition that panicked is asked of the kernel); the cache then
+    serves none of what the older revision answered."""
+    task = make_task()
+    CachingBackend(CountingBackend(), OracleCache(tmp_path / "o.sqlite")).classify(task, [(1,)])
+
+    class Revised(CountingBackend):
+        answer_revision = 2
+
+    revised = CachingBackend(Revised(), OracleCache(tmp_path / "o.sqlite"))
+    revised.classify(task, [(1,)])
+    assert revised.inner.calls == [("classify", 1)]
+    again = CachingBackend(Revised(), OracleCache(tmp_path / "o.sqlite"))
+    again.classify(task, [(1,)])
+    assert again.inner.calls == []
+
+
 def test_cache_keeps_one_round_classification(tmp_path: Path):
     """Behind the cache, a backend whose classify includes the syntax filter is still
     asked once per classify stage (one Lean round, not a syntax round first)."""

@@ -113,8 +113,10 @@ def _key(*parts: Any) -> str:
 
 def oracle_identity(backend: Backend) -> str:
     """Who answers: the backend, its toolchain (a Lean runner's ``identity()``, or the
-    backend's own: ``coqc``'s version) and the interpreter and VeriScale versions (the
-    Python backend's toolchain), so a different oracle never serves another's answers."""
+    backend's own: ``coqc``'s version), the revision of its answers (``answer_revision``,
+    raised when it answers a check differently) and the interpreter and VeriScale
+    versions (the Python backend's toolchain), so a different oracle never serves
+    another's answers."""
     from veriscale import __version__
 
     runner = getattr(backend, "runner", None)  # the Lean backend's runner, if any
@@ -123,6 +125,9 @@ def oracle_identity(backend: Backend) -> str:
     else:
         own = getattr(backend, "identity", None)
         ident = own() if callable(own) else ""
+    revision = getattr(backend, "answer_revision", 0)
+    if revision:
+        ident += f"|answers r{revision}"
     return f"{backend.name}|{ident}|python {platform.python_version()}|veriscale {__version__}"
 
 

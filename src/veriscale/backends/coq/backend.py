@@ -117,14 +117,14 @@ class CoqBackend(FileRunning):
         self.progress: ProgressHook | None = None  # set by a progress display
         self.on_answers: AnswersHook | None = None  # set by the oracle cache
 
-    CODEC_REVISION = 3
-    """Bumped when the same check can get another answer from this code (2: a string
+    answer_revision = 3
+    """Raised when the same check can get another answer from this code (2: a string
     of non-UTF-8 bytes is unparsable; 3: non-ASCII text is not evaluated), so the
-    oracle cache never serves older ones."""
+    oracle cache never serves older ones (:func:`~veriscale.backends.cache.oracle_identity`)."""
 
     def identity(self) -> str:
-        """Who answers, for the oracle cache: ``coqc``'s version and our codec."""
-        return f"{coqc_version(self.coqc)}; codec {self.CODEC_REVISION}"
+        """Who answers, for the oracle cache: ``coqc``'s version."""
+        return coqc_version(self.coqc)
 
     # ---------------------------------------------------------------- contexts
 

@@ -97,6 +97,10 @@ class LeanBackend(FileRunning, KernelRoute):
     :class:`~veriscale.backends.lean.kernel_route.KernelRoute`."""
 
     name = "lean"
+    answer_revision = 1
+    """Raised when this backend answers some check differently (a result cache then
+    serves none of the old answers). 1: a pre/postcondition that panicked in compiled
+    code is asked of the kernel, and never the specification's ERROR."""
     classify_checks_syntax = True  # classify's answers include the syntax filter's
     coverage_unavailable = ("Lean runs the reference by compiled evaluation (#eval) or "
                             "kernel reduction, and neither reports which lines ran")

@@ -1,8 +1,9 @@
 """Kernel reduction where compiled evaluation or ``#reduce`` could not answer.
 
 Two routes, both to Lean's kernel, both faithful (the real-Lean tests compare them
-with compiled evaluation wherever both decide): a boolean ``#reduce`` that got stuck
-becomes ``decide +kernel`` of ``P`` and of ``¬P`` (:meth:`KernelRoute._kernel_decide`),
+with compiled evaluation wherever both decide): a boolean ``#reduce`` that got stuck,
+and a compiled ``decide`` of a pre/postcondition that panicked, become ``decide
++kernel`` of ``P`` and of ``¬P`` (:meth:`KernelRoute._kernel_decide`),
 and a check that took compiled Lean down is asked of a kernel-mode backend, in rounds
 of growing size (:meth:`KernelRoute._ask_the_kernel`). A part of
 :class:`~veriscale.backends.lean.backend.LeanBackend`.
@@ -18,7 +19,7 @@ from typing import Any
 
 from veriscale.backends.base import Outcome
 from veriscale.backends.lean import render
-from veriscale.backends.lean.messages import CheckOutput, bool_answer, kernel_answer
+from veriscale.backends.lean.messages import PANIC, CheckOutput, bool_answer, kernel_answer
 from veriscale.backends.lean.plans import OnFile, tell
 from veriscale.backends.lean.process import LeanMessage
 
@@ -51,7 +52,12 @@ class KernelRoute:
                        asked: set[tuple[int, int]] | None = None) -> None:
         """Ask the kernel itself where a boolean ``#reduce`` got stuck (one more round):
         ``decide`` of a pre/postcondition, an ``==`` code test, a call returning ``Bool``
-        (:func:`render.kernel_prop`; code over ``Array`` gets stuck in ``#reduce``).
+        (:func:`render.kernel_prop`; code over ``Array`` gets stuck in ``#reduce``);
+        and where compiled ``decide`` of a pre/postcondition panicked. Lean's logic
+        gives ``a[i]!`` out of bounds a value (``default``), so such a proposition has
+        an answer (verina_basic_72's postcondition reads ``result[a.size]!`` of an
+        empty ``result``); the kernel gives it. Code that panics is not asked: that is
+        the code's own failure.
 
         Each stuck ``P`` becomes two examples, ``P`` and ``¬P`` by ``decide +kernel``,
         next to the same definitions; the one that elaborates is the answer. An
@@ -82,14 +88,19 @@ class KernelRoute:
             for ci, cmd in enumerate(cmds):
                 if (ji, ci) in asked:
                     continue
-                prop = render.kernel_prop(cmd, bool_call)
-                if prop is None:
-                    continue
                 answer, why = bool_answer(final[ji][ci])
-                if answer is None and why.startswith("stuck reduction"):
+                if answer is not None:
+                    continue
+                if why.startswith("stuck reduction"):
+                    prop, kind = render.kernel_prop(cmd, bool_call), render.kernel_check_kind(cmd)
+                elif why.startswith(PANIC + ":"):  # a proposition's, never code's (its FAIL)
+                    prop, kind = render.panicked_prop(cmd), "decide after a panic"
+                else:
+                    continue
+                if prop is not None:
                     asked.add((ji, ci))
                     stuck.where.append((ji, ci))
-                    stuck.kinds.append(render.kernel_check_kind(cmd))
+                    stuck.kinds.append(kind)
                     stuck.jobs.append((variant, [render.kernel_decide_command(prop, True),
                                                  render.kernel_decide_command(prop, False)]))
         return stuck

@@ -91,7 +91,8 @@ def error_reason(text: str) -> str:
 PANIC = "panic"
 """The reason of a check whose evaluation printed before its result (compiled mode: a
 ``panic!``, ``get!`` out of bounds, ``head!`` of an empty list). The evaluated code
-then returns ``default``, which is never taken for its answer."""
+then returns ``default``, which is never taken for its answer: code that panicked
+failed (its FAIL), a proposition that panicked is asked of the kernel."""
 
 
 def runtime_output(out: CheckOutput) -> str | None:
@@ -293,8 +294,10 @@ def command_kind(command: str) -> str:
 def protocol_answer(op: str, raw: Any) -> Any:
     """What the protocol returns for one item of ``op``, from its plan's answer."""
     if op in ("precondition_holds", "postcondition_holds"):
-        if raw[0] is None and raw[1].startswith(PANIC + ":"):
-            return Verdict.ERROR  # the specification itself failed on this item
+        # A proposition has an answer wherever it panicked in compiled code (Lean's
+        # logic gives `a[i]!` out of bounds a value); the kernel was asked it
+        # (kernel_route), and one it could not decide either is UNKNOWN, not the
+        # specification's ERROR.
         return Verdict.of(raw[0])
     if op == "classify":
         return classification(*raw)

@@ -382,11 +382,21 @@ def decide_command(prop: str, kernel: bool) -> str:
 
 
 def decided_prop(command: str) -> str | None:
-    """``P`` of a kernel-mode ``#reduce decide (P)`` command, else None."""
-    head, tail = "#reduce decide (", ")"
-    if command.startswith(head) and command.endswith(tail):
-        return command[len(head):-len(tail)]
+    """``P`` of a ``decide`` check (:func:`decide_command`, either mode), else None."""
+    for kernel in (True, False):
+        head, tail = decide_command("", kernel)[:-1], ")"
+        if command.startswith(head) and command.endswith(tail):
+            return command[len(head):-len(tail)]
     return None
+
+
+def panicked_prop(command: str) -> str | None:
+    """``P`` of a compiled ``decide`` check that panicked, as the kernel is asked it: its
+    ``h_precond`` proof by ``decide`` (the kernel does not accept a ``sorry``)."""
+    prop = decided_prop(command)
+    if prop is not None and prop.endswith(" " + PRECOND_PROOF):
+        return prop[: -len(PRECOND_PROOF)] + KERNEL_PRECOND_PROOF
+    return prop
 
 
 def kernel_prop(command: str, bool_call: str | None = None) -> str | None:

@@ -17,7 +17,7 @@ from typing import Any
 from veriscale.backends.lean import batching, compat, decidable, render
 from veriscale.backends.lean import data as data_route
 from veriscale.backends.lean.files import balanced_size, tiers
-from veriscale.backends.lean.kernel_route import OUT_OF_MEMORY, KernelAsks
+from veriscale.backends.lean.kernel_route import OUT_OF_MEMORY
 from veriscale.backends.lean.messages import (
     USES_SORRY,
     CheckOutput,
@@ -109,8 +109,7 @@ class FileRunning:
                 {"exceeded": 0, "retried": 0, "decided_on_retry": 0, "rounds": 0})
             for k, v in counts.items():
                 hp[k] += v  # rounds: each a Lean process at least
-        if self.kernel:
-            self._kernel_decide(jobs, final, on_file, asked)
+        self._kernel_decide(jobs, final, on_file, asked)
         return final
 
     def _climb(self, jobs: Sequence[tuple[render.Variant, list[str]]],
@@ -193,7 +192,7 @@ class FileRunning:
             # every worker (the other cores idle during it otherwise).
             spread = measured and cost(sends) > limits.start_seconds
             ladder = [command(at, lv) for at, lv in sends]
-            stuck = self._kernel_asks(jobs, final, asked) if self.kernel else KernelAsks()
+            stuck = self._kernel_asks(jobs, final, asked)
             outs = self._execute_round(ladder + stuck.jobs, _fallback=True,
                                        split=1 if spread else None)
             if stuck.where:
@@ -258,7 +257,7 @@ class FileRunning:
         for row in results:
             final.append([o if o is not None else CheckOutput([], "infrastructure: not run")
                       for o in row])
-        if self.kernel and not _fallback:
+        if not _fallback:
             self._kernel_decide(jobs, final, on_file)
         return final
 
