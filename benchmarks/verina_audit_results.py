@@ -47,6 +47,9 @@ def language_figures(run: Path) -> dict[str, Any]:
         "unaudited": audit.get("unaudited", {}),
         "costs": audit.get("costs", {}),
         "wall_seconds": timings.get("total"),
+        # stages whose records came from an earlier run: the wall time is the last run's
+        "resumed_stages": sorted(k for k, v in (manifest.get("resumed_tasks") or {}).items()
+                                 if v),
         "failed_tasks": manifest.get("errors", {}),
     }
 
@@ -106,7 +109,10 @@ def page(f: dict[str, Any]) -> str:
             "- tasks flagged, by kind: " + (", ".join(
                 f"{k} {v}" for k, v in lf["tasks_flagged_by_kind"].items()) or "none"),
             f"- wall time of the run that gathered the evidence: "
-            f"{lf['wall_seconds'] if lf['wall_seconds'] is not None else '-'} s",
+            f"{lf['wall_seconds'] if lf['wall_seconds'] is not None else '-'} s"
+            + (f" (its last resume only: the records of {', '.join(lf['resumed_stages'])} "
+               "came, for some or all tasks, from earlier runs of the same directory)"
+               if lf.get("resumed_stages") else ""),
         ]
         if lf["failed_tasks"]:
             lines.append(f"- tasks the run lost: {', '.join(sorted(lf['failed_tasks']))}")
