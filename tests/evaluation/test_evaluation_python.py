@@ -195,6 +195,36 @@ def test_mutants_on_small_task(backend: Any, suite: Path, tmp_path: Path) -> Non
     assert weak_r["all"]["detected"] <= strong_r["all"]["detected"]
 
 
+def test_a_mutant_whose_compile_check_failed_is_asked_again(backend: Any, suite: Path) -> None:
+    """The pool is the same whatever the machine's load: a compile check that said
+    nothing about the mutant (a timeout, a checker that failed) is asked once more,
+    and a mutant is discarded as unjudged only when that fails too."""
+    from veriscale.evaluation.power import usable_mutants
+
+    (task,), _ = load_benchmark(suite)
+    pool, _ = usable_mutants(backend, [task], 20, 0)
+
+    class Loaded:
+        name = "loaded"
+
+        def __init__(self, fails: int) -> None:
+            self.fails, self.calls = fails, 0
+
+        def compile(self, task, impl=None, spec=None):  # type: ignore[no-untyped-def]
+            self.calls += 1
+            if self.calls <= self.fails:
+                return "timeout: the compile check ran out of time"
+            return backend.compile(task, impl, spec)
+
+    once = Loaded(fails=1)
+    again, discarded = usable_mutants(once, [task], 20, 0)
+    assert [m.id for m in again] == [m.id for m in pool] and discarded == []
+    always = Loaded(fails=10**6)
+    none, discarded = usable_mutants(always, [task], 20, 0)
+    assert none == [] and len(discarded) == len(pool)
+    assert all("not judged (asked twice): timeout" in d for d in discarded)
+
+
 def test_mutants_need_same_task_ids(backend: Any, suite: Path, tmp_path: Path) -> None:
     (task,), _ = load_benchmark(suite)
     with pytest.raises(ValueError, match="other task ids"):
