@@ -32,7 +32,7 @@ def language_figures(run: Path) -> dict[str, Any]:
     if not audit:
         raise SystemExit(f"{run}: no audit.json (run `veriscale audit` first)")
     manifest = _read(run / "manifest.json")
-    timings = manifest.get("timings_computed") or manifest.get("timings") or {}
+    timings = manifest.get("timings") or {}  # this run's (a resumed run's: its last resume's)
     findings = audit.get("findings", [])
     several = sorted({f["task"] for f in findings if f.get("several_answers")})
     return {

@@ -580,6 +580,13 @@ class Pipeline:
         self.timings["audit"] = time.perf_counter() - start
         return data
 
+    def _computed_timings(self) -> dict[str, float]:
+        """What each stage's records cost when computed (over the runs that made them),
+        and their sum as ``total`` (this run's total is ``timings``' own)."""
+        stages = {k: v for k, v in {**self.previous_timings, **self.timings,
+                                    **self.computed_timings}.items() if k != "total"}
+        return {k: round(v, 3) for k, v in {**stages, "total": sum(stages.values())}.items()}
+
     def contradicted_shown(self) -> dict[str, list[dict[str, Any]]]:
         """The contradicted rows with their inputs in each task's language (what the
         manifest, the report and the console show)."""
@@ -666,10 +673,7 @@ class Pipeline:
             "llm_provisional": self.provisional,
             "suites_kept_from_previous_run": self.suites_kept,
             "timings": {k: round(v, 3) for k, v in self.timings.items()},
-            "timings_computed": {k: round(v, 3) for k, v in
-                                 {**{k: v for k, v in self.previous_timings.items()
-                                     if k != "total"},
-                                  **self.timings, **self.computed_timings}.items()},
+            "timings_computed": self._computed_timings(),
             "resumed_tasks": self.resumed,
             "counts": self.counts,
             "backend_stats": backend_stats,

@@ -433,7 +433,7 @@ def render_timings(report: RunReport) -> list[str]:
     computed = computed if isinstance(computed, dict) else {}
     # a resumed run: beside this run's seconds, what each stage cost when computed
     resumed = any(isinstance(computed.get(k), int | float) and abs(float(computed[k]) - v) > 0.005
-                  for k, v in stages.items())
+                  for k, v in stages.items() if k != "total")  # its total: the stages' sum
     rows = []
     for k, v in stages.items():
         was = computed.get(k)
