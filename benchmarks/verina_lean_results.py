@@ -29,6 +29,10 @@ PAPER_TABLE1 = {  # the paper's Table 1, mean per task (VERINA → VerinaPlus �
     "multiplier_plus": {"pairs": 62.8},
     "multiplier_lite": {"pairs": 8.9},
 }
+AUTHORS_RELEASE = {  # the authors' released suites, mean per task (shared/reference/upstream-facts.md)
+    "plus": {"pairs": 370.07, "unexpected_outputs": 1114.01, "unexpected_inputs": 119.00},
+    "lite": {"pairs": 52.34, "unexpected_outputs": 202.35, "unexpected_inputs": 15.80},
+}
 
 
 def _stage_counts(run: Path, stage: str) -> dict[str, dict[str, int]]:
@@ -178,6 +182,9 @@ def page(f: dict[str, Any]) -> str:
             paper = PAPER_TABLE1[f"multiplier_{name}"]["pairs"]
             lines.append(f"| ×{name} (paper: pairs ×{paper}) | "
                          + " | ".join("×" + _num(mult[m]) for m in MEASURES) + " |")
+    for name, means in AUTHORS_RELEASE.items():
+        lines.append(f"| the authors' released {name} | "
+                     + " | ".join(_num(means[m]) for m in MEASURES) + " |")
     lines += ["", "## Stages", "", "| stage | seconds | Lean processes | Lean files | checks |",
               "|---|---|---|---|---|"]
     for stage, st in f["stages"].items():
@@ -207,7 +214,12 @@ def page(f: dict[str, Any]) -> str:
     if f["verify"]:
         lines += ["", "## verify", ""]
         for name, v in f["verify"].items():
-            lines.append(f"- {name}: {v['disagreements']} disagreements; unknown causes "
+            checks = v.get("checks") or {}
+            agree = sum(c.get("agree", 0) for c in checks.values())
+            unknown = sum(c.get("unknown", 0) for c in checks.values())
+            lines.append(f"- {name}: {v['disagreements']} disagreements, {agree:,} checks "
+                         f"agree, {unknown:,} unknown ({_num(v.get('seconds'))} s, "
+                         f"{_num(v.get('oracle_processes'))} Lean processes); unknown causes "
                          f"{json.dumps(v['unknown_causes'])}")
     return "\n".join(lines) + "\n"
 
