@@ -247,6 +247,28 @@ def test_assemble_plus_keeps_original_rows_and_merges():
     assert task.tests[0].unexpected == [3]  # the input task is not changed
 
 
+def test_a_nan_is_one_input_and_one_output_in_plus():
+    """Python's nan != nan (and each NaN read from a record is a new object) must not
+    put one input into Plus twice (the full Lean run's verina_basic_63 had its
+    [NaN, 1.0] reject input twice) nor list a NaN unexpected output twice."""
+    sig = Signature.from_json(
+        {"name": "f", "parameters": [{"param_name": "x", "param_type": "Float"}],
+         "return_type": "Float"})
+
+    def nan() -> float:
+        return float("nan") * 1.0  # a new object each time
+
+    task = Task("fl", "half", sig, tests=[ExpectedPair((nan(),), nan(), [1.0])],
+                reject_inputs=[(nan(),)])
+    plus = assemble_plus(task, [((nan(),), nan(), "mutation"), ((2.0,), 1.0, "seed")],
+                         {(nan(),): [nan(), 0.0, nan()], (2.0,): [nan(), nan()]},
+                         [(nan(),), (-0.0,), (0.0,)])
+    assert len(plus.tests) == 2
+    assert plus.tests[0].unexpected[0] == 1.0 and plus.tests[0].unexpected[1:] == [0.0]
+    assert len(plus.tests[1].unexpected) == 1  # one NaN
+    assert [str(r[0]) for r in plus.reject_inputs] == ["-0.0", "0.0"]  # the NaN is a test
+
+
 def test_rows_the_ground_truth_contradicts_are_left_out_and_said_why():
     sig = make_task().signature
     task = Task("t1", "double x", sig, tests=[

@@ -17,6 +17,7 @@ from typing import Any
 from veriscale.artifacts import UnexpectedArtifact
 from veriscale.benchmark.model import ExpectedPair, Input, Signature, Task
 from veriscale.pipeline.config import ReductionSettings
+from veriscale.values.inputs import input_key, param_types
 
 
 @dataclass
@@ -36,12 +37,22 @@ def kill_data(signature: Signature, record: UnexpectedArtifact) -> KillData:
     return kill
 
 
-def _merge(values: list[Any], more: list[Any], expected: Any) -> list[Any]:
+def _merge(values: list[Any], more: list[Any], expected: Any,
+           key: Callable[[Any], Any] = lambda v: v) -> list[Any]:
+    """``values`` and those of ``more`` not among them and not ``expected``, compared by
+    ``key`` (a NaN output is one output)."""
     out = list(values)
+    seen = {key(v) for v in out} | {key(expected)}
     for v in more:
-        if v not in out and v != expected:
+        if key(v) not in seen:
+            seen.add(key(v))
             out.append(v)
     return out
+
+
+def _output_key(sig: Signature) -> Callable[[Any], Any]:
+    one = input_key((sig.return_type,))
+    return lambda v: one((v,))
 
 
 def contradicted_rows(task: Task, mismatches: dict[Input, Any], gt_rejected: dict[Input, Any],
@@ -81,28 +92,38 @@ def assemble_plus(
     inputs kept as the ground truth classified them (a pair with the reference's
     output, or an unexpected input)."""
     plus = copy.copy(task)
+    # inputs compared by their duplicate key: a NaN is one input however often it comes
+    # (Python's nan != nan let verina_basic_63's [NaN, 1.0] into Plus twice)
+    key = input_key(param_types(task.signature))
+    out_key = _output_key(task.signature)
+    outputs_of = {key(i): outs for i, outs in unexpected_outputs.items()}
+    left_out = {key(i) for i in (contradicted or {})}
     rows: list[ExpectedPair] = []
-    seen: set[Input] = set()
+    seen: set[Any] = set()
     for t in task.tests:
-        if t.input in seen:  # the original benchmark may repeat an input
+        k = key(t.input)
+        if k in seen:  # the original benchmark may repeat an input
             continue
-        if contradicted and t.input in contradicted:
+        if k in left_out:
             continue  # its input may come back as what the ground truth says it is
-        seen.add(t.input)
-        new = unexpected_outputs.get(t.input, [])
-        rows.append(ExpectedPair(t.input, t.expected, _merge(t.unexpected, new, t.expected), "original"))
+        seen.add(k)
+        new = outputs_of.get(k, [])
+        rows.append(ExpectedPair(t.input, t.expected,
+                                _merge(t.unexpected, new, t.expected, out_key), "original"))
     for inp, expected, provenance in pairs:
-        if inp in seen:
+        k = key(inp)
+        if k in seen:
             continue
-        seen.add(inp)
-        unexpected = _merge([], unexpected_outputs.get(inp, []), expected)
+        seen.add(k)
+        unexpected = _merge([], outputs_of.get(k, []), expected, out_key)
         if unexpected or keep_nonkilling:
             rows.append(ExpectedPair(inp, expected, unexpected, provenance))
     rejects: list[Input] = []
-    seen_rejects: set[Input] = set()
+    seen_rejects: set[Any] = set()
     for r in list(task.reject_inputs) + list(unexpected_inputs):
-        if r not in seen_rejects and r not in seen:
-            seen_rejects.add(r)
+        k = key(r)
+        if k not in seen_rejects and k not in seen:
+            seen_rejects.add(k)
             rejects.append(r)
     plus.tests = rows
     plus.reject_inputs = rejects
