@@ -213,7 +213,7 @@ def test_wrappers_pass_on_every_backend_hint(tmp_path: Path):
 
     declared = {"classify_checks_syntax": True, "default_cell_budget": 3000,
                 "plausible_unavailable": "no plausible here", "side_by_side": 2,
-                "coverage_unavailable": "no coverage here"}
+                "coverage_unavailable": "no coverage here", "answer_revision": 7}
     assert set(declared) == set(HINTS)
     Hinted = type("Hinted", (CountingBackend,), dict(declared))
     cached = CachingBackend(Hinted(), OracleCache(tmp_path / "oracle.sqlite"))

@@ -262,6 +262,7 @@ HINTS: dict[str, Any] = {
     "plausible_unavailable": "",
     "side_by_side": 1,
     "coverage_unavailable": "",
+    "answer_revision": 0,
 }
 """Optional attributes a backend may declare, with the value meant when it does not:
 ``classify_checks_syntax`` (its ``classify`` also answers the syntax filter),
@@ -270,7 +271,8 @@ sets none; 0 = every cell), ``plausible_unavailable`` (why property-based search
 is off), ``side_by_side`` (how many requests a backend without the batch capability
 answers at once, each from its own thread: its calls must be thread-safe),
 ``coverage_unavailable`` (why it cannot measure the reference's code coverage, where
-it is no :class:`CoverageMeter`). The
+it is no :class:`CoverageMeter`), ``answer_revision`` (raised whenever the backend
+answers some check differently: the oracle cache's identity holds it). The
 wrappers (oracle cache, coalescing proxy) pass every hint on through :func:`hint`,
 so wrapping a backend never changes what a stage does."""
 

@@ -125,7 +125,7 @@ def oracle_identity(backend: Backend) -> str:
     else:
         own = getattr(backend, "identity", None)
         ident = own() if callable(own) else ""
-    revision = getattr(backend, "answer_revision", 0)
+    revision = hint(backend, "answer_revision")
     if revision:
         ident += f"|answers r{revision}"
     return f"{backend.name}|{ident}|python {platform.python_version()}|veriscale {__version__}"
