@@ -166,3 +166,21 @@ def test_id_differing_from_folder_is_a_warning(tmp_path):
     report = validate_dataset(tmp_path)
     assert report.ok
     assert [(w.task, w.kind) for w in report.warnings] == [("renamed", "id_mismatch")]
+
+
+def test_duplicates_are_judged_by_the_pipelines_input_key():
+    """One NaN is one input however it is written; 0.0 and -0.0 are two inputs (a
+    program that divides by them tells them apart), as the pipeline dedupes them: the
+    full Lean run's Plus of verina_basic_63 holds both thresholds 0.0 and -0.0."""
+    from veriscale.benchmark.model import Signature
+    from veriscale.benchmark.validate import suite_defects
+
+    sig = Signature.from_json({"name": "f", "return_type": "Bool", "parameters": [
+        {"param_name": "xs", "param_type": "List Float"},
+        {"param_name": "t", "param_type": "Float"}]})
+    rejects = [{"input": {"xs": "[(0.0 / 0.0), 1.0]", "t": 0.0}},
+               {"input": {"xs": "[(0.0 / 0.0), 1.0]", "t": -0.0}},
+               {"input": {"xs": "[Float.nan, 1.0]", "t": 0.0}}]
+    got = suite_defects("fl", sig, [], rejects)
+    assert [(d.kind, d.field, d.message) for d in got] == [
+        ("duplicate_input", "[2].input", "same input as reject_inputs.json[0]")]

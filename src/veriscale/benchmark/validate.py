@@ -20,6 +20,7 @@ from veriscale.benchmark.model import Input, LoadIssue, Signature, Task
 from veriscale.benchmark.verina.codec import json_render_hazard
 from veriscale.benchmark.verina.folder import REJECT_JSON, TASK_JSON, TEST_JSON, SuiteRows
 from veriscale.values import ValueError_, values_equal
+from veriscale.values.inputs import input_key, param_types
 
 DEFECT_KINDS = (
     "ill_typed",
@@ -168,32 +169,37 @@ def _decoded_inputs(signature: Signature, data: Any) -> list[tuple[int, Input]]:
     return out
 
 
-def _duplicates(task: str, file: str, inputs: list[tuple[int, Input]]) -> list[Defect]:
-    first: dict[Input, int] = {}
+def _duplicates(task: str, file: str, inputs: list[tuple[int, Input]],
+                key: Callable[[Input], Any]) -> list[Defect]:
+    first: dict[Any, int] = {}
     out: list[Defect] = []
     for i, inp in inputs:
-        if inp in first:
+        k = key(inp)
+        if k in first:
             out.append(Defect(task, file, f"[{i}].input", "duplicate_input",
-                              f"same input as {file}[{first[inp]}]"))
+                              f"same input as {file}[{first[k]}]"))
         else:
-            first[inp] = i
+            first[k] = i
     return out
 
 
 def suite_defects(task: str, signature: Signature, tests: Any, rejects: Any,
                   files: tuple[str, str] = (TEST_JSON, REJECT_JSON)) -> list[Defect]:
     """Duplicates, inputs both expected and rejected, expected values listed as
-    unexpected; values are compared canonically (``[1, 2]`` == ``"[1, 2]"``)."""
+    unexpected; values are compared canonically (``[1, 2]`` == ``"[1, 2]"``), inputs by
+    the pipeline's duplicate key (one NaN is one input; 0.0 and -0.0 are two, as a
+    program that divides by them tells)."""
     tests_file, rejects_file = files
+    key = input_key(param_types(signature))
     test_inputs = _decoded_inputs(signature, tests)
     reject_inputs = _decoded_inputs(signature, rejects)
-    out = (_duplicates(task, tests_file, test_inputs)
-           + _duplicates(task, rejects_file, reject_inputs))
-    expected_at = {inp: i for i, inp in reversed(test_inputs)}
+    out = (_duplicates(task, tests_file, test_inputs, key)
+           + _duplicates(task, rejects_file, reject_inputs, key))
+    expected_at = {key(inp): i for i, inp in reversed(test_inputs)}
     for i, inp in reject_inputs:
-        if inp in expected_at:
+        if key(inp) in expected_at:
             out.append(Defect(task, rejects_file, f"[{i}].input", "input_in_both",
-                              f"also a test input ({tests_file}[{expected_at[inp]}])"))
+                              f"also a test input ({tests_file}[{expected_at[key(inp)]}])"))
     rt = signature.return_type
     for i, row in _rows(tests):
         expected = _try_decode(signature.decode_output, row.get("expected", _MISSING))
