@@ -129,6 +129,13 @@ _INCONCLUSIVE = frozenset({
 })
 
 
+def settled(error: str | None, default: FailureKind) -> bool:
+    """Whether an answer that is ``None`` or an error text (``check_inputs``,
+    ``compile``) says something about the candidate: ``None``, or a failure of its own
+    (not a timeout, not the machine). Text without a known prefix is ``default``'s."""
+    return error is None or not FailureKind.of_error(str(error), default).inconclusive
+
+
 @dataclass(frozen=True)
 class Outcome:
     """The result of running an implementation on one input.

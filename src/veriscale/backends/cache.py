@@ -36,6 +36,7 @@ from veriscale.backends.base import (
     Verdicts,
     hint,
     reasons_of,
+    settled,
 )
 from veriscale.benchmark.fingerprint import code_fingerprint
 from veriscale.benchmark.model import Input, Task
@@ -141,11 +142,6 @@ def _spec_key(spec: Spec | None, *fields: str) -> Any:
     return None if spec is None else [getattr(spec, f) for f in fields]
 
 
-def _settled(error: str | None, default: FailureKind) -> bool:
-    """A ``None`` or a failure that is the candidate's own (not a timeout, not the machine)."""
-    return error is None or not FailureKind.of_error(str(error), default).inconclusive
-
-
 @dataclass(frozen=True)
 class _Codec:
     """How one operation's items are keyed, and its results stored and restored."""
@@ -181,7 +177,7 @@ _ALL = ("precond", "postcond", "precond_aux", "postcond_aux", "imports")
 CODECS: dict[str, _Codec] = {
     "check_inputs": _Codec(
         lambda a: None, lambda a: a[1], _enc_in, lambda t, v: v, lambda t, v: v,
-        lambda v: _settled(v, FailureKind.ILL_TYPED)),
+        lambda v: settled(v, FailureKind.ILL_TYPED)),
     "classify": _Codec(
         lambda a: None, lambda a: a[1], _enc_in,
         lambda t, c: [c.label.value, c.stage, c.detail],
@@ -203,7 +199,7 @@ CODECS: dict[str, _Codec] = {
     "compile": _Codec(
         lambda a: [_impl_key(a[1]), _spec_key(a[2], *_ALL)],
         lambda a: [None], lambda t, _: None, lambda t, v: v, lambda t, v: v,
-        lambda v: _settled(v, FailureKind.COMPILE)),
+        lambda v: settled(v, FailureKind.COMPILE)),
 }
 
 

@@ -26,6 +26,7 @@ from veriscale.backends.base import (
     Verdict,
     hint,
     reasons_of,
+    settled,
 )
 from veriscale.backends.causes import spent_its_budget, tally_causes
 from veriscale.benchmark.model import Task
@@ -210,7 +211,7 @@ def _not_compiled(res: SampleResult, names: tuple[str, ...], state: bool | None)
 def _compile_state(answer: Any, res: SampleResult, part: str) -> bool | None:
     """True: accepted; False: rejected (error recorded); None: the backend failed or
     could not tell (an inconclusive answer such as a timeout: never the candidate's FAIL)."""
-    if answer is not None and FailureKind.of_error(str(answer), FailureKind.COMPILE).inconclusive:
+    if not settled(answer, FailureKind.COMPILE):
         res.errors[part] = report_text(answer, 500)
         return None
     if answer is not None:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from veriscale.backends import dispatch
-from veriscale.backends.base import Backend, FailureKind
+from veriscale.backends.base import Backend, FailureKind, settled
 from veriscale.benchmark.model import Task
 from veriscale.evaluation.harness import BatchTimes, SampleResult, evaluate_batch, task_groups
 from veriscale.evaluation.scoring import (
@@ -131,11 +131,11 @@ def usable_mutants(backend: Backend, tasks: Sequence[Task], max_per_kind: int, s
             discarded.append(f"{task.id}: generation failed: {exc}")
     answers = dispatch.compile_many(backend, [(t, m.candidate.impl, m.candidate.spec)
                                               for t, m in pool])
-    again = [i for i, err in enumerate(answers) if _inconclusive(err)]
+    again = [i for i, err in enumerate(answers) if not settled(err, FailureKind.COMPILE)]
     for i, err in zip(again, dispatch.compile_many(backend, [
             (pool[i][0], pool[i][1].candidate.impl, pool[i][1].candidate.spec) for i in again]),
             strict=True):
-        answers[i] = err if not _inconclusive(err) else f"not judged (asked twice): {err}"
+        answers[i] = err if settled(err, FailureKind.COMPILE) else f"not judged (asked twice): {err}"
     keep = []
     for (_, m), err in zip(pool, answers, strict=True):
         if err is None:
@@ -143,10 +143,6 @@ def usable_mutants(backend: Backend, tasks: Sequence[Task], max_per_kind: int, s
         else:
             discarded.append(f"{m.id}: {(str(err).splitlines() or [''])[0][:160]}")
     return keep, discarded
-
-
-def _inconclusive(err: str | None) -> bool:
-    return err is not None and FailureKind.of_error(str(err), FailureKind.COMPILE).inconclusive
 
 
 def _gt_problems(task: Task, gt: SampleResult) -> list[str]:

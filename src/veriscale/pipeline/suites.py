@@ -17,7 +17,7 @@ from typing import Any
 from veriscale.artifacts import UnexpectedArtifact
 from veriscale.benchmark.model import ExpectedPair, Input, Signature, Task
 from veriscale.pipeline.config import ReductionSettings
-from veriscale.values.inputs import input_key, param_types
+from veriscale.values.inputs import input_key, param_types, value_key
 
 
 @dataclass
@@ -48,11 +48,6 @@ def _merge(values: list[Any], more: list[Any], expected: Any,
             seen.add(key(v))
             out.append(v)
     return out
-
-
-def _output_key(sig: Signature) -> Callable[[Any], Any]:
-    one = input_key((sig.return_type,))
-    return lambda v: one((v,))
 
 
 def contradicted_rows(task: Task, mismatches: dict[Input, Any], gt_rejected: dict[Input, Any],
@@ -95,7 +90,7 @@ def assemble_plus(
     # inputs compared by their duplicate key: a NaN is one input however often it comes
     # (Python's nan != nan let verina_basic_63's [NaN, 1.0] into Plus twice)
     key = input_key(param_types(task.signature))
-    out_key = _output_key(task.signature)
+    out_key = value_key(task.signature.return_type)
     outputs_of = {key(i): outs for i, outs in unexpected_outputs.items()}
     left_out = {key(i) for i in (contradicted or {})}
     rows: list[ExpectedPair] = []

@@ -21,7 +21,7 @@ from functools import lru_cache
 from typing import Any
 
 from veriscale.values import ArrayT, ListT, OptionT, ProdT, Scalar, Some, ValueType
-from veriscale.values.inputs import Input, check_input, input_key, param_types
+from veriscale.values.inputs import Input, check_input, input_key, param_types, value_key
 
 LONG = 60  # length of the "long" sequences: beyond any hand-written example
 
@@ -136,8 +136,7 @@ def _boundaries(t: ValueType, allow_nan: bool) -> tuple[Any, ...]:
                 values.append((a[(i + 1) % len(a)], b[i % len(b)]))
     else:
         values = []  # opaque: only the task's own values
-    key = input_key((t,))
-    return tuple(_dedup(values, key=lambda v: key((v,))))
+    return tuple(_dedup(values, key=value_key(t)))
 
 
 def boundary_values(t: ValueType, *, allow_nan: bool = False) -> list[Any]:
@@ -202,13 +201,13 @@ def offline_seeds(
     key = input_key(types)
     own = own_inputs(task)
     seen_values = [
-        _dedup([inp[i] for inp in own], key=lambda v, t=t: input_key((t,))((v,)))
+        _dedup([inp[i] for inp in own], key=value_key(t))
         for i, t in enumerate(types)
     ]
     value_lists = [
         _dedup(
             boundary_values(t, allow_nan=allow_nan) + seen_values[i],
-            key=lambda v, t=t: input_key((t,))((v,)),
+            key=value_key(t),
         )
         for i, t in enumerate(types)
     ]

@@ -56,6 +56,12 @@ def input_key(types: Sequence[ValueType]) -> Callable[[Input], Any]:
     return lambda inp: tuple(_float_key(t, v) for t, v in zip(types, inp, strict=True))
 
 
+def value_key(t: ValueType) -> Callable[[Any], Any]:
+    """The duplicate-detection key of one value of ``t`` (as :func:`input_key`)."""
+    one = input_key((t,))
+    return lambda v: one((v,))
+
+
 def check_input(types: Sequence[ValueType], inp: Any) -> str | None:
     """Why ``inp`` is not a well-typed input of ``types``, or ``None``."""
     if not isinstance(inp, tuple) or len(inp) != len(types):
