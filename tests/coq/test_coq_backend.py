@@ -396,20 +396,41 @@ def test_check_literals_of_nat_are_the_same_values(tmp_path):
 
 
 @needs_coqc
-def test_memory_exhaustion_is_one_checks_own_and_skips_no_other():
-    """Inputs that exhaust coqc's memory (unary arithmetic near 3^40) are each their own
-    UNKNOWN; they never spend the unit's timeout budget, so every other input, after
-    however many of them, is still run (verina_basic_95 lost its original tests so).
-    A small memory limit and a generous time limit: the memory limit trips first however
-    busy the machine is (at 2048 MB and 5 s, a loaded machine hit the time limit first)."""
+def test_memory_exhaustion_in_the_ground_truth_skips_no_other_input():
+    """Inputs that exhaust coqc's memory (unary arithmetic near 3^40) in the ground
+    truth's unit are each their own UNKNOWN; they never spend the unit's budget, so every
+    other input, after however many of them, is still run (verina_basic_95 lost its
+    original tests so). A small memory limit and a generous time limit: the memory limit
+    trips first however busy the machine is (at 2048 MB and 5 s, a loaded machine hit the
+    time limit first)."""
     task = make_task(name="half", params=(("n", "nat"),), ret="nat", precond="true",
-                     code="Nat.div n 2", postcond="Nat.eqb result (Nat.div n 2)")
-    big = Implementation("Definition half (n : nat) : nat := if Nat.eqb n 7 then "
-                         "Nat.pow 3 40 else Nat.div n 2.", id="big")
+                     code="if Nat.eqb n 7 then Nat.pow 3 40 else Nat.div n 2",
+                     postcond="Nat.eqb result (Nat.div n 2)")
     backend = CoqBackend(workers=1, timeout=300, check_timeout=60, memory_mb=768)
     try:
-        out = backend.run(task, big, [(7,)] * 4 + [(4,), (10,)])
+        out = backend.run(task, None, [(7,)] * 4 + [(4,), (10,)])
     finally:
         backend.close()
     assert {o.failure_kind for o in out[:4]} == {"memory"}, out[:4]
     assert [o.value for o in out[4:]] == [2, 5]
+
+
+@needs_coqc
+def test_memory_exhaustion_in_a_candidate_spends_its_budget():
+    """A candidate's exhausted memory is a strike like a timeout: each costs a whole coqc
+    process, and a flawed spec building a huge unary nat exhausts it on every test. After
+    the budget, its remaining checks are UNKNOWN (not run), never its FAIL."""
+    task = make_task(name="half", params=(("n", "nat"),), ret="nat", precond="true",
+                     code="Nat.div n 2", postcond="Nat.eqb result (Nat.div n 2)")
+    big = Implementation("Definition half (n : nat) : nat := if Nat.eqb n 7 then "
+                         "Nat.pow 3 40 else Nat.div n 2.", id="big")
+    backend = CoqBackend(workers=1, timeout=300, check_timeout=60, memory_mb=768,
+                         timeout_budget=3)
+    try:
+        out = backend.run(task, big, [(7,)] * 5 + [(4,)])
+    finally:
+        backend.close()
+    kinds = [o.failure_kind for o in out]
+    assert kinds[:3] == ["memory"] * 3, out
+    assert kinds[3:] == ["timeout"] * 3 and all("not run" in o.error for o in out[3:]), out
+    assert backend.stats.processes == 4  # three that ran out of memory, one that skipped

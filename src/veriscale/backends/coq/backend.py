@@ -117,9 +117,11 @@ class CoqBackend(FileRunning):
         self.progress: ProgressHook | None = None  # set by a progress display
         self.on_answers: AnswersHook | None = None  # set by the oracle cache
 
-    answer_revision = 3
+    answer_revision = 4
     """Raised when the same check can get another answer from this code (2: a string
-    of non-UTF-8 bytes is unparsable; 3: non-ASCII text is not evaluated), so the
+    of non-UTF-8 bytes is unparsable; 3: non-ASCII text is not evaluated; 4: a
+    candidate's exhausted memory spends its unit's budget, and a list literal inside
+    ``Some`` or a pair reads in any scope), so the
     oracle cache never serves older ones (:func:`~veriscale.backends.cache.oracle_identity`)."""
 
     def identity(self) -> str:

@@ -87,7 +87,9 @@ def _render(t: ValueType, v: Any, arg: bool, in_check: bool = False) -> str:
             return coq_char(v)
         raise IllTyped(f"the Coq track has no {t.name} values")
     if isinstance(t, (ListT, ArrayT)):
-        return "[" + "; ".join(_render(t.elem, x, False, in_check) for x in v) + "]"
+        items = "[" + "; ".join(_render(t.elem, x, False, in_check) for x in v) + "]"
+        # in a check, read as a list whatever scopes are open (inside `Some`, a pair)
+        return items + "%list" if in_check else items
     if isinstance(t, ProdT):
         return (f"({_render(t.fst, v[0], False, in_check)}, "
                 f"{_render(t.snd, v[1], False, in_check)})")

@@ -174,11 +174,15 @@ class FileRunning:
                         c.error = ("context", message) if kind == "error" else (kind, message)
             else:
                 view[ui].checks[ci].error = (kind, message)
-                # Only a timeout spends the unit's budget. Memory exhaustion is that
-                # check's own UNKNOWN (a few inputs near 2^31 in unary arithmetic), so it
-                # never skips the other candidates, original test inputs among them.
-                if kind == "timeout":
+                # A timeout spends the unit's budget. So does exhausted memory in a
+                # candidate's unit: each costs a whole process, and a flawed spec that
+                # builds a huge unary nat exhausts it on every test (14 processes for one
+                # mutant). In the ground truth's unit it is that check's own UNKNOWN (a
+                # few inputs near 2^31 in unary arithmetic): it never skips the other
+                # inputs, original test inputs among them.
+                if kind == "timeout" or (kind == "memory" and not view[ui].trusted):
                     pending[ui][0].strikes += 1
+                if kind == "timeout":
                     self._remember_timeout(pending[ui][0], view[ui].checks[ci])
             # run again whatever is still unanswered and not blamed
             nxt = []
