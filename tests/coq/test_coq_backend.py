@@ -69,6 +69,44 @@ def test_units_sit_in_modules_no_candidate_can_name():
     assert screen_term("x.\nDefinition y := 0") is not None
 
 
+def test_units_of_one_task_share_their_imports_in_an_enclosing_module():
+    """Import ZArith costs about 26 ms: a task's imports are made once for the run of
+    its units, in a module that encloses theirs, and each unit keeps the rest."""
+    from veriscale.backends.coq.files import Check, Unit, import_prefix, render_file
+
+    ctx = "Import ZArith.\nImport List.\n\nOpen Scope Z_scope.\nDefinition f := 1.\n"
+    assert import_prefix(ctx) == (("Import ZArith.", "Import List.", "Open Scope Z_scope."),
+                                  "Definition f := 1.")
+    assert import_prefix("Definition g := 2.\nImport ZArith.") == \
+        ((), "Definition g := 2.\nImport ZArith.")
+    units = [Unit(ctx, [Check("f")], True), Unit(ctx.replace("1", "2"), [Check("f")], False),
+             Unit("Definition f := 3.", [Check("f")], False)]
+    text, spans = render_file(units, "n0nce", 5)
+    assert text.count("Import ZArith.") == 1 and text.count("Module VsqGn0nce_0.") == 1
+    assert text.index("Module VsqGn0nce_0.") < text.index("Module VsqUn0nce_1.") \
+        < text.index("End VsqGn0nce_0.") < text.index("Module VsqUn0nce_2.")
+    first, last, ui, ci = spans[0]
+    assert last == first + 2
+    assert (ui, ci) == (0, None) and text.splitlines()[first - 1] == "Import ZArith."
+
+
+@needs_coqc
+def test_shared_imports_give_each_unit_its_own_answers_and_its_own_failure():
+    from veriscale.backends.coq.files import Unit, applied
+
+    b = CoqBackend(workers=1, check_timeout=5)
+    ctx = ("Require Import ZArith List.\nOpen Scope Z_scope.\n"
+           "Definition vsq_fn (l : list Z) : Z := fold_left Z.add l 0.")
+    lit = (("[(1)%Z; (2)%Z]", "list Z"),)
+    units = [Unit(ctx, [applied("vsq_fn", lit)], True),
+             Unit(ctx.replace("Z.add", "Z.max"), [applied("vsq_fn", lit)], False),
+             Unit(ctx.replace("Z.add", "Nat.add"), [applied("vsq_fn", lit)], False),
+             Unit(ctx.replace("Z.add", "Z.mul"), [applied("vsq_fn", lit)], False)]
+    b.execute(units)
+    assert [c.answer for u in units for c in u.checks] == ["3", "2", None, "0"]
+    assert units[2].checks[0].error is not None and units[2].checks[0].error[0] == "context"
+
+
 def test_requires_are_hoisted_and_imports_stay():
     reqs, rest = hoist_requires("(* c. *)\nRequire Import ZArith.\nFrom Coq Require Lia.\n"
                                 "Definition f := 1.")
