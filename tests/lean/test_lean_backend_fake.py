@@ -562,6 +562,24 @@ def test_the_kernel_is_asked_a_sample_before_the_rest(fake_lean, tmp_path) -> No
     assert _fallback(be) == {"asked": 2, "decided": 1, "not_asked": 11, "rounds": 1}
 
 
+def test_the_kernels_sample_is_per_function_not_per_request(fake_lean, tmp_path) -> None:
+    """A task's inputs split over several requests (the outputs stage batches them) are
+    one function to the kernel: its first round asks two of all of them, not two of
+    each request, and where it decides none the others are not asked."""
+    exe, _ = fake_lean
+    be = _backend(exe, tmp_path, batch_size=1, crash_retries=0)
+    task = _task()
+    got = be.precondition_holds_many([(task, None, [(57,)] * 3) for _ in range(4)])
+    assert got == [[Verdict.UNKNOWN] * 3] * 4
+    assert _fallback(be) == {"asked": 2, "decided": 0, "not_asked": 10, "rounds": 1}
+    # two functions (the ground truth and a candidate) each get their own sample
+    be = _backend(exe, tmp_path, batch_size=1, crash_retries=0)
+    spec = Spec(id="s", precond="  x > 0")
+    got = be.precondition_holds_many([(task, None, [(57,)] * 3), (task, spec, [(57,)] * 3),
+                                      (task, None, [(57,)] * 3)])
+    assert _fallback(be) == {"asked": 4, "decided": 0, "not_asked": 5, "rounds": 1}
+
+
 def test_a_task_that_keeps_crashing_lean_leaves_other_tasks_answered(fake_lean, tmp_path) -> None:
     # Three checks of one task stop Lean in turn; the next task's checks sat behind
     # them in the file. The crashing task goes last in each retry, so the other

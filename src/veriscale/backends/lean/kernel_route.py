@@ -43,6 +43,13 @@ class KernelAsks:
     jobs: list[tuple[render.Variant, list[str]]] = field(default_factory=list)
 
 
+def _function_key(op: str, args: tuple[Any, ...]) -> tuple[Any, ...]:
+    """What a request asks about: an operation on one task's ground truth (``None``)
+    or on one candidate (its object), whatever slice of the items it carries."""
+    task = args[0]
+    return (op, getattr(task, "id", id(task)), id(args[1]) if len(args) > 2 else None)
+
+
 class KernelRoute:
     """The kernel routes of :class:`~veriscale.backends.lean.backend.LeanBackend`."""
 
@@ -148,23 +155,27 @@ class KernelRoute:
                 return ""
             return "memory" if OUT_OF_MEMORY in why else "crash"
 
-        where: list[tuple[int, list[int]]] = []
+        # One queue per function asked about (an operation on one task's ground truth
+        # or one candidate), over all its requests: the outputs stage splits a task's
+        # inputs over several requests, and a sample per request asked the kernel 24
+        # checks of verina_advanced_27's string LCS at once (693 s for one file).
+        queues: dict[tuple[Any, ...], list[tuple[int, int]]] = {}
         out_of_memory = 0
-        for ri, ((op, _), ans) in enumerate(zip(requests, answers, strict=True)):
+        for ri, ((op, args), ans) in enumerate(zip(requests, answers, strict=True)):
             kinds = [crashed(raw) for raw in ans] if op != "compile" else []
             out_of_memory += kinds.count("memory")
-            idx = [i for i, kind in enumerate(kinds) if kind == "crash"]
-            if idx:
-                items = requests[ri][1][-1]
-                # smallest first: the ones kernel reduction is likeliest to finish
-                where.append((ri, sorted(idx, key=lambda i, items=items: len(repr(items[i])))))
+            queue = queues.setdefault(_function_key(op, args), [])
+            queue += [(ri, i) for i, kind in enumerate(kinds) if kind == "crash"]
+        # smallest first: the ones kernel reduction is likeliest to finish
+        waiting = [sorted(q, key=lambda c: len(repr(requests[c[0]][1][-1][c[1]])))
+                   for q in queues.values() if q]
         if out_of_memory:
             with self._lock:
                 row = self._fallback_row()
                 row["out_of_memory"] = row.get("out_of_memory", 0) + out_of_memory
-        if not where:
+        if not waiting:
             return
-        # Rounds of growing size, smallest checks first: 2 of each request's crashed
+        # Rounds of growing size, smallest checks first: 2 of each function's crashed
         # checks, then the next 4, 8, ... (2, not 8: a function the kernel cannot
         # finish either costs its first round's checks the whole heartbeat ladder,
         # about 90 s each on WASM; 8 of them held files for 676 s and 733 s on the 189
@@ -178,7 +189,8 @@ class KernelRoute:
         # on where a check of the round ran out of the full heartbeat budget: the next
         # round's checks are no smaller, and each round's scouts would climb the whole
         # ladder again (verina_advanced_52's precondition enumerates up to k = 2^32:
-        # four minutes a round).
+        # four minutes a round). A function goes on or stops as one, however many
+        # requests its checks came in.
         # One Lean of each kind at a time: this backend's idle sessions end before the
         # kernel's start, and the kernel's when its rounds are done (each WASM Lean
         # holds about 4.5 GB: two idle kernel sessions beside two compiled ones held 18
@@ -187,19 +199,25 @@ class KernelRoute:
         given_up = 0
         size = KERNEL_SAMPLE
         try:
-            while where:
-                decided, exhausted = self._kernel_round(
-                    requests, answers, early, [(ri, idx[:size]) for ri, idx in where])
-                going: list[tuple[int, list[int]]] = []
-                for ri, idx in where:
-                    left = idx[size:]
+            while waiting:
+                by_request: dict[int, list[int]] = {}
+                for queue in waiting:
+                    for ri, i in queue[:size]:
+                        by_request.setdefault(ri, []).append(i)
+                decided, exhausted = self._kernel_round(requests, answers, early,
+                                                        list(by_request.items()))
+                going: list[list[tuple[int, int]]] = []
+                for queue in waiting:
+                    asked, left = queue[:size], queue[size:]
                     if not left:
                         continue
-                    if 2 * decided.get(ri, 0) >= size and ri not in exhausted:
-                        going.append((ri, left))
+                    ris = {ri for ri, _ in asked}
+                    got = sum(1 for ri, i in asked if (ri, i) in decided)
+                    if 2 * got >= len(asked) and not ris & exhausted:
+                        going.append(left)
                     else:
                         given_up += len(left)
-                where, size = going, 2 * size
+                waiting, size = going, 2 * size
         finally:
             if self._kernel_backend is not None:
                 self._kernel_backend.runner.close_sessions()
@@ -218,10 +236,11 @@ class KernelRoute:
     def _kernel_round(self, requests: Sequence[tuple[str, tuple[Any, ...]]],
                       answers: list[list[Any]],
                       early: Callable[[list[tuple[int, int, Any]]], None] | None,
-                      where: list[tuple[int, list[int]]]) -> tuple[dict[int, int], set[int]]:
+                      where: list[tuple[int, list[int]]]
+                      ) -> tuple[set[tuple[int, int]], set[int]]:
         """One kernel-reduction round over ``where`` (request, item indices), in place
-        in ``answers``; per request, how many of its checks it decided, and the requests
-        where one ran out of the full heartbeat budget."""
+        in ``answers``; the (request, item) it decided, and the requests where one ran
+        out of the full heartbeat budget."""
         kernel = self._kernel()
         before = (kernel.stats.processes, kernel.stats.checks, kernel.stats.seconds,
                   kernel.stats.extra.get("served_files", 0))
@@ -232,7 +251,7 @@ class KernelRoute:
             kplans.append(builders[op](*args[:-1], [args[-1][i] for i in idx]))
         got = kernel._run_plans(kplans)
         decided = 0
-        decided_in: dict[int, int] = {}
+        decided_in: set[tuple[int, int]] = set()
         exhausted: set[int] = set()
         told: list[tuple[int, int, Any]] = []
         for (ri, idx), kans in zip(where, got, strict=True):
@@ -245,7 +264,7 @@ class KernelRoute:
                 if ok:
                     answers[ri][i] = raw
                     decided += 1
-                    decided_in[ri] = decided_in.get(ri, 0) + 1
+                    decided_in.add((ri, i))
                     told.append((ri, i, raw))
         if early is not None and told:
             early(told)
