@@ -50,7 +50,9 @@ def answers(suite: Path) -> tuple[dict[str, Any], dict[str, Any]]:
 
 
 def _limit(text: str) -> bool:
-    return text.startswith(("memory:", "timeout:"))
+    """A reason (or a run's outcome) that says only which resource limit was hit."""
+    return text.startswith(("memory:", "timeout:")) or "error='memory:" in text \
+        or "error='timeout:" in text
 
 
 def compare(old: dict[str, Any], new: dict[str, Any]) -> None:

@@ -197,9 +197,10 @@ def suite_defects(task: str, signature: Signature, tests: Any, rejects: Any,
            + _duplicates(task, rejects_file, reject_inputs, key))
     expected_at = {key(inp): i for i, inp in reversed(test_inputs)}
     for i, inp in reject_inputs:
-        if key(inp) in expected_at:
+        at = expected_at.get(key(inp))
+        if at is not None:
             out.append(Defect(task, rejects_file, f"[{i}].input", "input_in_both",
-                              f"also a test input ({tests_file}[{expected_at[key(inp)]}])"))
+                              f"also a test input ({tests_file}[{at}])"))
     rt = signature.return_type
     for i, row in _rows(tests):
         expected = _try_decode(signature.decode_output, row.get("expected", _MISSING))

@@ -177,7 +177,7 @@ def render_file(units: Sequence[Unit], nonce: str, check_timeout: int, budget: i
             if group:
                 # units of one task share their imports: made once, in an enclosing
                 # module, instead of once in each unit (Import ZArith costs 26 ms)
-                lines.append(f"Module VsqG{nonce}_{ui}.")
+                lines.append(f"Module VsqG{nonce}_{opened}.")
                 first = len(lines) + 1
                 lines.extend(group)
                 spans.append((first, len(lines), ui, None))

@@ -46,8 +46,7 @@ class KernelAsks:
 def _function_key(op: str, args: tuple[Any, ...]) -> tuple[Any, ...]:
     """What a request asks about: an operation on one task's ground truth (``None``)
     or on one candidate (its object), whatever slice of the items it carries."""
-    task = args[0]
-    return (op, getattr(task, "id", id(task)), id(args[1]) if len(args) > 2 else None)
+    return (op, args[0].id, id(args[1]) if len(args) > 2 else None)
 
 
 class KernelRoute:
@@ -211,9 +210,8 @@ class KernelRoute:
                     asked, left = queue[:size], queue[size:]
                     if not left:
                         continue
-                    ris = {ri for ri, _ in asked}
-                    got = sum(1 for ri, i in asked if (ri, i) in decided)
-                    if 2 * got >= len(asked) and not ris & exhausted:
+                    got = len(decided.intersection(asked))
+                    if 2 * got >= len(asked) and not {ri for ri, _ in asked} & exhausted:
                         going.append(left)
                     else:
                         given_up += len(left)
@@ -250,7 +248,6 @@ class KernelRoute:
             op, args = requests[ri]
             kplans.append(builders[op](*args[:-1], [args[-1][i] for i in idx]))
         got = kernel._run_plans(kplans)
-        decided = 0
         decided_in: set[tuple[int, int]] = set()
         exhausted: set[int] = set()
         told: list[tuple[int, int, Any]] = []
@@ -263,7 +260,6 @@ class KernelRoute:
                     exhausted.add(ri)
                 if ok:
                     answers[ri][i] = raw
-                    decided += 1
                     decided_in.add((ri, i))
                     told.append((ri, i, raw))
         if early is not None and told:
@@ -278,7 +274,7 @@ class KernelRoute:
                 self._count_served_locked(ks.extra.get("served_files", 0) - before[3])
             row = self._fallback_row()
             row["asked"] += sum(len(idx) for _, idx in where)
-            row["decided"] += decided
+            row["decided"] += len(decided_in)
             row["rounds"] += 1
             # how the processes above split: compiled files are ``files``, these are not
             row["files"] += processes
